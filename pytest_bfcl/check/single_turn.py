@@ -1,0 +1,148 @@
+"""Score one single-turn output: decode it, then run the AST or relevance checker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pytest_bfcl.check.ast_checker import CheckOptions, check_calls
+from pytest_bfcl.check.call_format import is_call_list, is_empty_output
+from pytest_bfcl.check.verdict import Verdict
+from pytest_bfcl.dataset.categories import CATEGORIES, Kind, category_of_id
+from pytest_bfcl.dataset.models import AstAnswer, Entry
+from pytest_bfcl.decode import DecodeError, PromptFormat, decode_fc_ast, decode_prompting_ast
+from pytest_bfcl.decode.prompting import DEFAULT_FORMAT
+
+Mode = Literal["fc", "prompt"]
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    """How a model's raw output is read."""
+
+    mode: Mode = "fc"
+    # FC models get tool names with "." replaced by "_" (OpenAI-compatible APIs reject dots).
+    underscore_to_dot: bool = True
+
+
+def language_of(category: str) -> str:
+    if "javascript" in category:
+        return "javascript"
+    if "java" in category:
+        return "java"
+    return "python"
+
+
+def prompt_format_of(entry: Entry) -> PromptFormat:
+    return PromptFormat.parse(entry.format_config) if entry.format_config else DEFAULT_FORMAT
+
+
+def decode_single_turn(result: Any, entry: Entry, options: ScoringOptions) -> Any:
+    """Decode a raw output with the model's decoder; raises :class:`DecodeError`."""
+    if options.mode == "fc":
+        return decode_fc_ast(result)
+    # Format sensitivity checks with Python types whatever the source category.
+    language = "python" if entry.format_config else language_of(entry.category)
+    try:
+        return decode_prompting_ast(result, prompt_format_of(entry), language)
+    except DecodeError:
+        raise
+    except Exception as exc:  # a decoder bug must not abort the run: report it on the entry
+        raise DecodeError(f"{type(exc).__name__}: {exc}") from exc
+
+
+def evaluate_single_turn(
+    entry: Entry, answer: AstAnswer | None, result: Any, options: ScoringOptions
+) -> Verdict:
+    kind = CATEGORIES[entry.category].kind
+    if kind in (Kind.IRRELEVANCE, Kind.RELEVANCE):
+        return evaluate_relevance(entry, result, options)
+    if answer is None:
+        raise ValueError(f"{entry.id}: AST checking needs the ground truth")
+    return evaluate_ast(entry, answer, result, options)
+
+
+def evaluate_ast(
+    entry: Entry, answer: AstAnswer, result: Any, options: ScoringOptions
+) -> Verdict:
+    base = {"id": entry.id, "category": entry.category, "model_output": result}
+    expected = answer.ground_truth
+    try:
+        decoded = decode_single_turn(result, entry, options)
+    except DecodeError as exc:
+        return Verdict(
+            **base,
+            valid=False,
+            error_type="ast_decoder:decoder_failed",
+            errors=[f"Invalid syntax. Failed to decode AST. {exc}"],
+            expected=expected,
+        )
+    if not is_call_list(decoded):
+        return Verdict(
+            **base,
+            valid=False,
+            error_type="ast_decoder:decoder_wrong_output_format",
+            errors=["Did not output in the specified format."],
+            decoded=decoded,
+            expected=expected,
+        )
+    # Format sensitivity: the original id stands in for the category (simple/multiple/parallel).
+    dispatch = entry.source_id if entry.format_config else entry.category
+    language = "python" if entry.format_config else language_of(entry.category)
+    check_options = CheckOptions(
+        language=language,
+        underscore_to_dot=options.mode == "fc" and options.underscore_to_dot,
+    )
+    try:
+        outcome = check_calls(entry.function, decoded, expected, dispatch, check_options)
+    except (KeyError, ValueError) as exc:
+        # Data the checker cannot read (an unknown type, a ground-truth name without a doc):
+        # a failure of this entry with the cause, not an aborted run.
+        return Verdict(
+            **base,
+            valid=False,
+            error_type="ast_checker:unsupported",
+            errors=[str(exc)],
+            decoded=decoded,
+            expected=expected,
+        )
+    return Verdict(
+        **base,
+        valid=outcome.valid,
+        error_type=outcome.error_type,
+        errors=outcome.errors,
+        decoded=decoded,
+        expected=expected,
+    )
+
+
+def evaluate_relevance(entry: Entry, result: Any, options: ScoringOptions) -> Verdict:
+    """Irrelevance: success means no call. Relevance: success means at least one call (the
+    arguments are not checked)."""
+    decoded: Any = None
+    failure: str | None = None
+    try:
+        decoded = decode_single_turn(result, entry, options)
+        has_call = not is_empty_output(decoded)
+    except DecodeError as exc:
+        has_call = False
+        failure = str(exc)
+    category = category_of_id(entry.id)
+    base = {"id": entry.id, "category": category, "model_output": result, "decoded": decoded}
+    if "irrelevance" in category:
+        if not has_call:
+            return Verdict(**base, valid=True)
+        return Verdict(
+            **base,
+            valid=False,
+            error_type="irrelevance_error:decoder_success",
+            errors=["Valid syntax. Successfully decode AST when it should not."],
+        )
+    if has_call:
+        return Verdict(**base, valid=True)
+    return Verdict(
+        **base,
+        valid=False,
+        error_type="relevance_error:decoder_failed",
+        errors=[f"Invalid syntax. Failed to decode AST when it should have. {failure}"],
+    )

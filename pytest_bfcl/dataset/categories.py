@@ -1,0 +1,222 @@
+"""The BFCL V4 category registry: names, groups, collection names, id parsing and sort order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Kind(str, Enum):
+    """How a category is run and scored."""
+
+    AST = "ast"
+    RELEVANCE = "relevance"
+    IRRELEVANCE = "irrelevance"
+    MULTI_TURN = "multi_turn"
+    MEMORY = "memory"
+    WEB_SEARCH = "web_search"
+    FORMAT_SENSITIVITY = "format_sensitivity"
+
+
+@dataclass(frozen=True)
+class Category:
+    name: str
+    group: str  # result/score directory: non_live, live, multi_turn, agentic, format_sensitivity
+    kind: Kind
+    question_file: str  # file name under the data directory
+    answer_file: str | None  # file name under possible_answer/, None when there is no ground truth
+    language: str = "python"  # python | java | javascript: selects the checker's value conversion
+
+    @property
+    def scoring(self) -> bool:
+        return self.kind is not Kind.FORMAT_SENSITIVITY
+
+    @property
+    def result_dir(self) -> str:
+        """Directory of this category's result file relative to a model's result root."""
+        if self.kind is Kind.MEMORY:
+            return f"agentic/memory/{self.name.removeprefix('memory_')}"
+        return self.group
+
+    @property
+    def result_file(self) -> str:
+        return f"BFCL_v4_{self.name}_result.json"
+
+
+def _file(name: str) -> str:
+    return f"BFCL_v4_{name}.json"
+
+
+def _ast(name: str, group: str, language: str = "python") -> Category:
+    return Category(name, group, Kind.AST, _file(name), _file(name), language)
+
+
+NON_LIVE = (
+    "simple_python",
+    "simple_java",
+    "simple_javascript",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "irrelevance",
+)
+LIVE = (
+    "live_simple",
+    "live_multiple",
+    "live_parallel",
+    "live_parallel_multiple",
+    "live_irrelevance",
+    "live_relevance",
+)
+MULTI_TURN = (
+    "multi_turn_base",
+    "multi_turn_miss_func",
+    "multi_turn_miss_param",
+    "multi_turn_long_context",
+)
+WEB_SEARCH = ("web_search_base", "web_search_no_snippet")
+MEMORY = ("memory_kv", "memory_vector", "memory_rec_sum")
+MEMORY_SCENARIOS = ("student", "customer", "finance", "healthcare", "notetaker")
+FORMAT_SENSITIVITY = "format_sensitivity"
+
+SINGLE_TURN = NON_LIVE + LIVE
+AGENTIC = MEMORY + WEB_SEARCH
+ALL_SCORING = SINGLE_TURN + MULTI_TURN + AGENTIC
+ALL = (*ALL_SCORING, FORMAT_SENSITIVITY)
+
+
+def _build_registry() -> dict[str, Category]:
+    reg: dict[str, Category] = {}
+    for name in ("simple_python", "multiple", "parallel", "parallel_multiple"):
+        reg[name] = _ast(name, "non_live")
+    reg["simple_java"] = _ast("simple_java", "non_live", "java")
+    reg["simple_javascript"] = _ast("simple_javascript", "non_live", "javascript")
+    reg["irrelevance"] = Category(
+        "irrelevance", "non_live", Kind.IRRELEVANCE, _file("irrelevance"), None
+    )
+    for name in ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"):
+        reg[name] = _ast(name, "live")
+    reg["live_irrelevance"] = Category(
+        "live_irrelevance", "live", Kind.IRRELEVANCE, _file("live_irrelevance"), None
+    )
+    reg["live_relevance"] = Category(
+        "live_relevance", "live", Kind.RELEVANCE, _file("live_relevance"), None
+    )
+    for name in MULTI_TURN:
+        reg[name] = Category(name, "multi_turn", Kind.MULTI_TURN, _file(name), _file(name))
+    for name in MEMORY:
+        reg[name] = Category(name, "agentic", Kind.MEMORY, _file("memory"), _file("memory"))
+    for name in WEB_SEARCH:
+        reg[name] = Category(
+            name, "agentic", Kind.WEB_SEARCH, _file("web_search"), _file("web_search")
+        )
+    reg[FORMAT_SENSITIVITY] = Category(
+        FORMAT_SENSITIVITY,
+        "format_sensitivity",
+        Kind.FORMAT_SENSITIVITY,
+        _file(FORMAT_SENSITIVITY),
+        None,
+    )
+    # Keep the registry in the canonical order of ALL.
+    return {name: reg[name] for name in ALL}
+
+
+CATEGORIES: dict[str, Category] = _build_registry()
+
+COLLECTIONS: dict[str, tuple[str, ...]] = {
+    "all": ALL,
+    "all_scoring": ALL_SCORING,
+    "single_turn": SINGLE_TURN,
+    "multi_turn": MULTI_TURN,
+    "live": LIVE,
+    "non_live": NON_LIVE,
+    "python": (
+        "simple_python",
+        "irrelevance",
+        "parallel",
+        "multiple",
+        "parallel_multiple",
+        *LIVE,
+    ),
+    "non_python": ("simple_java", "simple_javascript"),
+    "memory": MEMORY,
+    "web_search": WEB_SEARCH,
+    "agentic": AGENTIC,
+}
+
+# Expected entry counts of the pinned release (prerequisites excluded); used to spot a data
+# directory that is incomplete and to size categories that were not run.
+DATASET_SIZES: dict[str, int] = {
+    "simple_python": 400,
+    "simple_java": 100,
+    "simple_javascript": 50,
+    "multiple": 200,
+    "parallel": 200,
+    "parallel_multiple": 200,
+    "irrelevance": 240,
+    "live_simple": 258,
+    "live_multiple": 1053,
+    "live_parallel": 16,
+    "live_parallel_multiple": 24,
+    "live_irrelevance": 884,
+    "live_relevance": 16,
+    **{name: 200 for name in MULTI_TURN},
+    **{name: 155 for name in MEMORY},
+    **{name: 100 for name in WEB_SEARCH},
+    FORMAT_SENSITIVITY: 5200,
+}
+
+
+class UnknownCategoryError(ValueError):
+    pass
+
+
+def expand_categories(spec: str | list[str] | tuple[str, ...]) -> list[str]:
+    """Expand a comma-separated list of category and collection names, like the reference's
+    ``--test-category``. The result is de-duplicated and in canonical order."""
+    parts = spec.split(",") if isinstance(spec, str) else list(spec)
+    wanted: set[str] = set()
+    for raw in parts:
+        name = raw.strip()
+        if not name:
+            continue
+        if name in COLLECTIONS:
+            wanted.update(COLLECTIONS[name])
+        elif name in CATEGORIES:
+            wanted.add(name)
+        else:
+            known = ", ".join([*COLLECTIONS, *CATEGORIES])
+            raise UnknownCategoryError(f"unknown BFCL category {name!r}; known names: {known}")
+    return [name for name in ALL if name in wanted]
+
+
+def category_of_id(entry_id: str) -> str:
+    """Category of an entry id: drop everything from the first ':', then cut at the last '_'."""
+    return entry_id.split(":", 1)[0].rsplit("_", 1)[0]
+
+
+def index_of_id(entry_id: str) -> int:
+    """Numeric index of an id (``live_simple_3-2-0`` -> 3)."""
+    tail = entry_id.split(":", 1)[0].rsplit("_", 1)[1]
+    if "-" in tail:
+        if tail.count("-") != 2:
+            raise ValueError(f"malformed BFCL id {entry_id!r}: expected two dashes in {tail!r}")
+        tail = tail.split("-", 1)[0]
+    return int(tail)
+
+
+def sort_key(entry_id: str) -> tuple[int, str, int]:
+    """The reference's result ordering: prerequisites, web search, single-turn, multi-turn,
+    memory questions."""
+    category = category_of_id(entry_id)
+    if "prereq" in category:
+        priority = 0
+    elif "web_search" in category:
+        priority = 1
+    elif "multi_turn" in category:
+        priority = 3
+    elif "memory" in category:
+        priority = 4
+    else:
+        priority = 2
+    return (priority, category, index_of_id(entry_id))

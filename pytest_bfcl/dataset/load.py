@@ -1,0 +1,275 @@
+"""Load and validate the benchmark's entries and ground truth, once per process.
+
+A :class:`Dataset` reads each file at most once and keeps the validated models; the pytest
+plugin builds one per session, so collecting the full suite parses the data once.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from pytest_bfcl.dataset.categories import (
+    CATEGORIES,
+    FORMAT_SENSITIVITY,
+    MEMORY_SCENARIOS,
+    Category,
+    Kind,
+    category_of_id,
+)
+from pytest_bfcl.dataset.fetch import DatasetError, DataSource
+from pytest_bfcl.dataset.models import (
+    AgenticAnswer,
+    Answer,
+    AstAnswer,
+    Entry,
+    FunctionDoc,
+    MultiTurnAnswer,
+)
+
+M = TypeVar("M", bound=BaseModel)
+
+# Backend class name -> function-doc file under multi_turn_func_doc/.
+FUNC_DOC_FILES: dict[str, str] = {
+    "GorillaFileSystem": "gorilla_file_system.json",
+    "MathAPI": "math_api.json",
+    "MessageAPI": "message_api.json",
+    "TwitterAPI": "posting_api.json",
+    "TicketAPI": "ticket_api.json",
+    "TradingBot": "trading_bot.json",
+    "TravelAPI": "travel_booking.json",
+    "VehicleControlAPI": "vehicle_control.json",
+    "WebSearchAPI": "web_search.json",
+    "MemoryAPI_kv": "memory_kv.json",
+    "MemoryAPI_vector": "memory_vector.json",
+    "MemoryAPI_rec_sum": "memory_rec_sum.json",
+}
+
+# The 26 prompt configurations of format sensitivity, in the reference's order.
+FORMAT_CONFIGS: tuple[str, ...] = (
+    *(
+        f"ret_fmt={ret}&tool_call_tag={tag}&func_doc_fmt={doc}&prompt_fmt=plaintext&style=classic"
+        for ret, tag, doc in itertools.product(
+            ("python", "json", "verbose_xml", "concise_xml"), (True, False), ("python", "xml", "json")
+        )
+    ),
+    "ret_fmt=python&tool_call_tag=False&func_doc_fmt=json&prompt_fmt=markdown&style=classic",
+    "ret_fmt=python&tool_call_tag=False&func_doc_fmt=json&prompt_fmt=plaintext&style=experimental",
+)
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, object)`` for each line; a bad line names the file and line."""
+    try:
+        fh = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise DatasetError(f"cannot read BFCL data file {path}: {exc}") from exc
+    with fh:
+        for lineno, line in enumerate(fh, start=1):
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"{path}:{lineno}: invalid JSON: {exc}") from exc
+            if not isinstance(obj, dict):
+                raise DatasetError(f"{path}:{lineno}: expected a JSON object, got {obj!r:.80}")
+            yield lineno, obj
+
+
+def validate(model: type[M], obj: dict[str, Any], path: Path, lineno: int) -> M:
+    try:
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise DatasetError(
+            f"{path}:{lineno}: entry {obj.get('id', '?')!r} is malformed at {where or 'top'}: "
+            f"{first['msg']}"
+        ) from exc
+
+
+def read_models(path: Path, model: type[M]) -> list[M]:
+    return [validate(model, obj, path, lineno) for lineno, obj in read_jsonl(path)]
+
+
+class Dataset:
+    """Validated entries and answers of one data directory, parsed lazily and at most once."""
+
+    def __init__(self, source: DataSource) -> None:
+        self.source = source
+        self.root = source.data_dir
+        self._entries: dict[str, list[Entry]] = {}
+        self._answers: dict[str, dict[str, Answer]] = {}
+        self._files: dict[str, list[Any]] = {}
+
+    # -- raw files ----------------------------------------------------------------------------
+
+    def _file_models(self, rel: str, model: type[M]) -> list[M]:
+        key = f"{model.__name__}:{rel}"
+        if key not in self._files:
+            path = self.root / rel
+            if not path.is_file():
+                raise DatasetError(f"BFCL data file {path} is missing from {self.root}")
+            self._files[key] = read_models(path, model)
+        return self._files[key]
+
+    def function_docs(self, class_name: str) -> list[FunctionDoc]:
+        try:
+            rel = f"multi_turn_func_doc/{FUNC_DOC_FILES[class_name]}"
+        except KeyError:
+            raise DatasetError(f"no function docs are known for backend {class_name!r}") from None
+        return self._file_models(rel, FunctionDoc)
+
+    # -- entries ------------------------------------------------------------------------------
+
+    def entries(self, category: str) -> list[Entry]:
+        """The scored entries of a category, in file order (memory prerequisites excluded)."""
+        if category not in self._entries:
+            self._entries[category] = self._load_entries(CATEGORIES[category])
+        return self._entries[category]
+
+    def entry_map(self, category: str) -> dict[str, Entry]:
+        return {e.id: e for e in self.entries(category)}
+
+    def _load_entries(self, cat: Category) -> list[Entry]:
+        if cat.kind is Kind.FORMAT_SENSITIVITY:
+            return self._format_sensitivity_entries()
+        raw = self._file_models(cat.question_file, Entry)
+        if cat.kind is Kind.WEB_SEARCH:
+            return [self._agentic_entry(e, e.id.replace("web_search", cat.name, 1)) for e in raw]
+        if cat.kind is Kind.MEMORY:
+            return self._memory_entries(cat, raw)
+        if cat.kind is Kind.MULTI_TURN:
+            return [self._with_backend_docs(e) for e in raw]
+        return raw
+
+    def _with_backend_docs(self, entry: Entry, new_id: str | None = None) -> Entry:
+        docs = [doc for cls in entry.involved_classes for doc in self.function_docs(cls)]
+        held_out: dict[str, list[FunctionDoc]] = {}
+        for turn, names in (entry.missed_function or {}).items():
+            for name in names:
+                match = next((d for d in docs if d.name == name), None)
+                if match is None:
+                    raise DatasetError(
+                        f"{entry.id}: held-out function {name!r} is not among the docs of "
+                        f"{entry.involved_classes}"
+                    )
+                docs.remove(match)
+                held_out.setdefault(turn, []).append(match)
+        update: dict[str, Any] = {"function": docs, "held_out_functions": held_out}
+        if new_id is not None:
+            update["id"] = new_id
+        return entry.model_copy(update=update)
+
+    def _agentic_entry(self, entry: Entry, new_id: str, **update: Any) -> Entry:
+        return self._with_backend_docs(entry.model_copy(update=update), new_id)
+
+    def _memory_entries(self, cat: Category, questions: list[Entry]) -> list[Entry]:
+        backend = f"MemoryAPI_{cat.name.removeprefix('memory_')}"
+        out: list[Entry] = []
+        for scenario in MEMORY_SCENARIOS:
+            prereq_ids = [
+                e.id.replace("memory", cat.name, 1)
+                for e in self._file_models(
+                    f"memory_prereq_conversation/memory_{scenario}.json", Entry
+                )
+            ]
+            for q in questions:
+                if q.scenario == scenario:
+                    out.append(
+                        self._agentic_entry(
+                            q,
+                            q.id.replace("memory", cat.name, 1),
+                            involved_classes=[backend],
+                            depends_on=prereq_ids,
+                        )
+                    )
+        return out
+
+    def memory_prerequisites(self, category: str, scenario: str) -> list[Entry]:
+        """The prerequisite conversations of one memory scenario, in order, with their ids and
+        dependencies rewritten for the memory category."""
+        backend = f"MemoryAPI_{category.removeprefix('memory_')}"
+        raw = self._file_models(f"memory_prereq_conversation/memory_{scenario}.json", Entry)
+        out: list[Entry] = []
+        for e in raw:
+            out.append(
+                self._agentic_entry(
+                    e,
+                    e.id.replace("memory", category, 1),
+                    involved_classes=[backend],
+                    depends_on=[p.id for p in out],
+                )
+            )
+        return out
+
+    def _format_sensitivity_entries(self) -> list[Entry]:
+        path = self.root / CATEGORIES[FORMAT_SENSITIVITY].question_file
+        try:
+            selection = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise DatasetError(f"cannot read the format-sensitivity selection {path}: {exc}") from exc
+        if not isinstance(selection, dict):
+            raise DatasetError(f"{path}: expected a JSON object of category -> ids")
+        out: list[Entry] = []
+        counter = 0
+        for category, ids in selection.items():
+            if category not in CATEGORIES:
+                raise DatasetError(f"{path}: unknown category {category!r} in the selection")
+            wanted = set(ids)
+            for entry in self.entries(category):
+                if entry.id not in wanted:
+                    continue
+                for config in FORMAT_CONFIGS:
+                    out.append(
+                        entry.model_copy(
+                            update={
+                                "id": f"{FORMAT_SENSITIVITY}_{counter}:{config}:{entry.id}",
+                                "format_config": config,
+                            }
+                        )
+                    )
+                    counter += 1
+        return out
+
+    # -- ground truth -------------------------------------------------------------------------
+
+    def answers(self, category: str) -> dict[str, Answer]:
+        """Ground truth keyed by the category's entry ids (aligned by position, like the
+        reference, for the renamed memory and web-search ids)."""
+        if category not in self._answers:
+            self._answers[category] = self._load_answers(CATEGORIES[category])
+        return self._answers[category]
+
+    def _load_answers(self, cat: Category) -> dict[str, Answer]:
+        if cat.kind is Kind.FORMAT_SENSITIVITY:
+            out: dict[str, Answer] = {}
+            for entry in self.entries(cat.name):
+                out[entry.id] = self.answers(category_of_id(entry.source_id))[entry.source_id]
+            return out
+        if cat.answer_file is None:
+            return {}
+        model: type[BaseModel] = {
+            Kind.AST: AstAnswer,
+            Kind.MULTI_TURN: MultiTurnAnswer,
+            Kind.MEMORY: AgenticAnswer,
+            Kind.WEB_SEARCH: AgenticAnswer,
+        }[cat.kind]
+        answers = self._file_models(f"possible_answer/{cat.answer_file}", model)
+        if cat.kind is Kind.MEMORY:
+            # The memory file lists answers in file order; questions were regrouped by scenario.
+            by_id = {a.id: a for a in answers}
+            return {
+                e.id: by_id[e.id.replace(cat.name, "memory", 1)] for e in self.entries(cat.name)
+            }
+        entries = self.entries(cat.name)
+        if len(answers) != len(entries):
+            raise DatasetError(
+                f"{self.root / 'possible_answer' / cat.answer_file}: {len(answers)} answers for "
+                f"{len(entries)} questions of {cat.name}"
+            )
+        return {e.id: a for e, a in zip(entries, answers, strict=True)}  # type: ignore[misc]

@@ -1,0 +1,89 @@
+"""Pydantic models of the benchmark's entries and ground truth (the data boundary)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+
+class Message(_Frozen):
+    role: str
+    content: str
+
+
+class Parameters(_Frozen):
+    """The ``parameters`` object of a function doc. Property schemas stay plain dicts: they are
+    read by the checker and the tool converters, which walk arbitrary JSON-schema-like trees."""
+
+    type: str = "dict"
+    properties: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    required: list[str] = Field(default_factory=list)
+
+
+class FunctionDoc(_Frozen):
+    name: str
+    description: str = ""
+    parameters: Parameters = Field(default_factory=Parameters)
+    response: dict[str, Any] | None = None
+
+
+class Entry(_Frozen):
+    """One benchmark question: single-turn, multi-turn, memory or web search."""
+
+    id: str
+    question: list[list[Message]]
+    function: list[FunctionDoc] = Field(default_factory=list)
+    # multi-turn and agentic
+    initial_config: dict[str, Any] | None = None
+    involved_classes: list[str] = Field(default_factory=list)
+    missed_function: dict[str, list[str]] | None = None
+    # docs of held-out functions, by turn index (as a string); moved out of ``function``
+    held_out_functions: dict[str, list[FunctionDoc]] = Field(default_factory=dict)
+    # memory
+    scenario: str | None = None
+    depends_on: list[str] = Field(default_factory=list)
+    # format sensitivity: the prompt config string, None for the default prompt
+    format_config: str | None = None
+
+    @property
+    def category(self) -> str:
+        from pytest_bfcl.dataset.categories import category_of_id
+
+        return category_of_id(self.id)
+
+    @property
+    def source_id(self) -> str:
+        """The id of the original entry (differs from ``id`` for format sensitivity)."""
+        return self.id.rsplit(":", 1)[-1]
+
+
+class AstAnswer(_Frozen):
+    """Ground truth of a single-turn AST entry: one ``{function: {param: [candidates]}}`` per
+    expected call; ``""`` among the candidates marks a parameter that may be omitted."""
+
+    id: str
+    ground_truth: list[dict[str, dict[str, list[Any]]]]
+
+
+class MultiTurnAnswer(_Frozen):
+    """Ground truth of a multi-turn entry: the expected call strings of each turn."""
+
+    id: str
+    ground_truth: list[list[str]]
+
+
+class AgenticAnswer(_Frozen):
+    """Ground truth of a memory or web-search question: acceptable answer strings."""
+
+    id: str
+    ground_truth: list[str]
+    source: Any = None
+    num_hops: int | None = None
+
+
+Answer = AstAnswer | MultiTurnAnswer | AgenticAnswer

@@ -1,0 +1,67 @@
+"""Decoding native tool calls (function-calling mode).
+
+A stored FC result is either a list of ``{name: arguments_json}`` (one per tool call, in API
+order) or the assistant's text when it made no call.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pytest_bfcl.decode.errors import DecodeError
+
+
+def _arguments(name: str, raw: Any) -> Any:
+    if not isinstance(raw, str):
+        raise DecodeError(f"tool call {name!r} arguments are not a JSON string: {raw!r:.80}")
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise DecodeError(f"tool call {name!r} has arguments that are not JSON: {exc}") from None
+
+
+def _first_call(item: Any) -> tuple[str, Any]:
+    # Like the reference, only the first key of each stored tool call is read.
+    if not isinstance(item, dict) or not item:
+        raise DecodeError(f"expected one {{name: arguments}} per tool call, got {item!r:.120}")
+    return next(iter(item.items()))
+
+
+def decode_fc_ast(result: Any) -> list[dict[str, Any]]:
+    """Tool calls -> ``[{name: args}]``. A text answer is not a call list and fails, except the
+    empty string, which reads as no calls."""
+    if isinstance(result, str):
+        if result == "":
+            return []
+        raise DecodeError("the model answered with text instead of tool calls")
+    if not isinstance(result, list):
+        raise DecodeError(f"expected a list of tool calls, got {type(result).__name__}")
+    calls = []
+    for item in result:
+        name, raw = _first_call(item)
+        calls.append({name: _arguments(name, raw)})
+    return calls
+
+
+def decode_fc_execute(result: Any) -> list[str]:
+    """Tool calls -> call strings ``name(k=repr(v),k2=repr(v2))`` (no spaces, like the
+    reference)."""
+    if isinstance(result, dict):
+        result = [result]
+    if isinstance(result, str):
+        if result == "":
+            return []
+        raise DecodeError("the model answered with text instead of tool calls")
+    if not isinstance(result, list):
+        raise DecodeError(f"expected a list of tool calls, got {type(result).__name__}")
+    out = []
+    for item in result:
+        if not isinstance(item, dict):
+            raise DecodeError(f"expected {{name: arguments}} per tool call, got {item!r:.120}")
+        for name, raw in item.items():
+            args = raw if isinstance(raw, dict) else _arguments(name, raw)
+            if not isinstance(args, dict):
+                raise DecodeError(f"tool call {name!r} arguments are not an object: {args!r:.80}")
+            out.append(f"{name}({','.join(f'{k}={v!r}' for k, v in args.items())})")
+    return out
