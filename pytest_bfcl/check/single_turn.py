@@ -62,9 +62,7 @@ def evaluate_single_turn(
     return evaluate_ast(entry, answer, result, options)
 
 
-def evaluate_ast(
-    entry: Entry, answer: AstAnswer, result: Any, options: ScoringOptions
-) -> Verdict:
+def evaluate_ast(entry: Entry, answer: AstAnswer, result: Any, options: ScoringOptions) -> Verdict:
     base = {"id": entry.id, "category": entry.category, "model_output": result}
     expected = answer.ground_truth
     try:

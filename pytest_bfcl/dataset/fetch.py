@@ -21,6 +21,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from pytest_bfcl.resources import project_data_file
+
 ENV_DATA_DIR = "BFCL_DATA_DIR"
 ENV_CACHE_DIR = "BFCL_CACHE_DIR"
 ENV_WHEEL = "BFCL_WHEEL"
@@ -55,19 +57,12 @@ class DataSource:
     unpacked_root: Path | None  # root of the unpacked distribution (for model-facing texts)
 
 
-def _lock_candidates() -> list[Path]:
-    here = Path(__file__).resolve().parent.parent
-    return [here / "data" / "bfcl_eval.lock.json", here.parent / "data" / "bfcl_eval.lock.json"]
-
-
 def load_lock() -> DatasetLock:
-    for path in _lock_candidates():
-        if path.is_file():
-            return DatasetLock.model_validate_json(path.read_text(encoding="utf-8"))
-    raise DatasetError(
-        "the dataset lock file bfcl_eval.lock.json is missing from the installation "
-        f"(looked in {', '.join(str(p) for p in _lock_candidates())})"
-    )
+    try:
+        path = project_data_file("bfcl_eval.lock.json")
+    except FileNotFoundError as exc:
+        raise DatasetError(str(exc)) from exc
+    return DatasetLock.model_validate_json(path.read_text(encoding="utf-8"))
 
 
 def default_cache_dir() -> Path:

@@ -55,7 +55,9 @@ FORMAT_CONFIGS: tuple[str, ...] = (
     *(
         f"ret_fmt={ret}&tool_call_tag={tag}&func_doc_fmt={doc}&prompt_fmt=plaintext&style=classic"
         for ret, tag, doc in itertools.product(
-            ("python", "json", "verbose_xml", "concise_xml"), (True, False), ("python", "xml", "json")
+            ("python", "json", "verbose_xml", "concise_xml"),
+            (True, False),
+            ("python", "xml", "json"),
         )
     ),
     "ret_fmt=python&tool_call_tag=False&func_doc_fmt=json&prompt_fmt=markdown&style=classic",
@@ -212,7 +214,9 @@ class Dataset:
         try:
             selection = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
-            raise DatasetError(f"cannot read the format-sensitivity selection {path}: {exc}") from exc
+            raise DatasetError(
+                f"cannot read the format-sensitivity selection {path}: {exc}"
+            ) from exc
         if not isinstance(selection, dict):
             raise DatasetError(f"{path}: expected a JSON object of category -> ids")
         out: list[Entry] = []

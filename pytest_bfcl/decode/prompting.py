@@ -44,7 +44,9 @@ class PromptFormat(BaseModel):
             raise ValueError(f"malformed prompt config {config!r}: expected keys {_CONFIG_KEYS}")
         values = dict(pairs)
         if values["tool_call_tag"] not in ("True", "False"):
-            raise ValueError(f"malformed prompt config {config!r}: tool_call_tag must be True/False")
+            raise ValueError(
+                f"malformed prompt config {config!r}: tool_call_tag must be True/False"
+            )
         return cls.model_validate({**values, "tool_call_tag": values["tool_call_tag"] == "True"})
 
     def to_config(self) -> str:

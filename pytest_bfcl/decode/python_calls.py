@@ -164,6 +164,6 @@ def _check_bounds(op: ast.operator, left: Any, right: Any) -> None:
         raise DecodeError("shift too large to compute")
     if isinstance(op, ast.Mult):
         for seq, count in ((left, right), (right, left)):
-            if isinstance(seq, str | bytes | list | tuple) and isinstance(count, int):
-                if len(seq) * count > _MAX_SEQUENCE:
-                    raise DecodeError("repeated sequence too long")
+            repeated = isinstance(seq, str | bytes | list | tuple) and isinstance(count, int)
+            if repeated and len(seq) * count > _MAX_SEQUENCE:
+                raise DecodeError("repeated sequence too long")

@@ -1,0 +1,59 @@
+"""The oracle model: answers every entry with its ground truth, rendered the way a real model
+would write it, so the whole pipeline (decoding included) is exercised without a network."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_bfcl.check.single_turn import ScoringOptions, language_of, prompt_format_of
+from pytest_bfcl.dataset.categories import CATEGORIES, Kind
+from pytest_bfcl.dataset.models import AstAnswer
+from pytest_bfcl.models.base import Generation, NotGenerated, Task
+from pytest_bfcl.models.encode import (
+    fc_tool_calls,
+    ground_truth_calls,
+    placeholder_call,
+    prompting_text,
+)
+from pytest_bfcl.resources import project_json
+
+NO_CALL_TEXT = "None of the available functions fits this request, so I will not call any."
+
+
+class OracleModel:
+    name = "oracle"
+
+    def __init__(self, scoring: ScoringOptions) -> None:
+        self.scoring = scoring
+        self._known: dict[str, str] = project_json("oracle_known_failures.json")[scoring.mode]
+
+    def known_failure(self, entry_id: str) -> str | None:
+        """Why the ground truth itself fails this entry (a data error or a reference quirk),
+        from ``data/oracle_known_failures.json``; ``None`` for an entry the oracle must pass."""
+        return self._known.get(entry_id)
+
+    def metadata(self) -> dict[str, Any]:
+        return {"kind": "oracle"}
+
+    def generate(self, task: Task) -> Generation:
+        entry = task.entry
+        kind = CATEGORIES[entry.category].kind
+        if kind is Kind.IRRELEVANCE:
+            return Generation(id=entry.id, result=NO_CALL_TEXT)
+        if kind is Kind.RELEVANCE:
+            if not entry.function:
+                raise NotGenerated(f"{entry.id} offers no function to call")
+            calls = [placeholder_call(entry.function[0])]
+        elif isinstance(task.answer, AstAnswer):
+            calls = ground_truth_calls(task.answer.ground_truth)
+        else:
+            raise NotGenerated(f"the oracle cannot answer {entry.category} entries yet")
+        # Format-sensitivity copies are Python-typed whatever their source category.
+        language = "python" if entry.format_config else language_of(entry.category)
+        if self.scoring.mode == "fc":
+            result: Any = fc_tool_calls(
+                calls, entry.function, language, underscore_names=self.scoring.underscore_to_dot
+            )
+        else:
+            result = prompting_text(calls, entry.function, prompt_format_of(entry), language)
+        return Generation(id=entry.id, result=result)

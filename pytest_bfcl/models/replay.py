@@ -1,0 +1,102 @@
+"""The replay model: scores stored generations in the reference's result layout,
+``DIR/<group>/BFCL_v4_<category>_result.json`` (JSON Lines of ``{"id", "result", ...}``)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from pytest_bfcl.check.single_turn import ScoringOptions
+from pytest_bfcl.dataset.categories import CATEGORIES, category_of_id
+from pytest_bfcl.models.base import Generation, NotGenerated, Task
+
+_GROUP_DIRS = ("non_live", "live", "multi_turn", "agentic", "format_sensitivity")
+
+
+class ReplayError(RuntimeError):
+    """A result directory or file that cannot be read."""
+
+
+def resolve_result_root(directory: Path) -> Path:
+    """Accept a model's result directory, or a result root holding exactly one model."""
+    directory = directory.expanduser().resolve()
+    if not directory.is_dir():
+        raise ReplayError(f"replay directory {directory} does not exist")
+    if any((directory / g).is_dir() for g in _GROUP_DIRS):
+        return directory
+    models = [
+        d for d in directory.iterdir() if d.is_dir() and any((d / g).is_dir() for g in _GROUP_DIRS)
+    ]
+    if len(models) == 1:
+        return models[0]
+    if not models:
+        raise ReplayError(
+            f"{directory} holds no results in the reference layout "
+            f"(<dir>/<{'|'.join(_GROUP_DIRS)}>/BFCL_v4_<category>_result.json)"
+        )
+    names = ", ".join(sorted(m.name for m in models))
+    raise ReplayError(f"{directory} holds results of several models ({names}); name one of them")
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _count(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+class ReplayModel:
+    def __init__(self, directory: Path, scoring: ScoringOptions) -> None:
+        self.root = resolve_result_root(directory)
+        self.name = f"replay:{self.root.name}"
+        self.scoring = scoring
+        self._records: dict[str, dict[str, dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def metadata(self) -> dict[str, Any]:
+        return {"kind": "replay", "directory": str(self.root)}
+
+    def result_file(self, category: str) -> Path:
+        cat = CATEGORIES[category]
+        return self.root / cat.result_dir / cat.result_file
+
+    def records(self, category: str) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            if category not in self._records:
+                self._records[category] = self._read(self.result_file(category))
+            return self._records[category]
+
+    @staticmethod
+    def _read(path: Path) -> dict[str, dict[str, Any]]:
+        if not path.is_file():
+            return {}
+        out: dict[str, dict[str, Any]] = {}
+        with path.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ReplayError(f"{path}:{lineno}: invalid JSON: {exc}") from exc
+                if not isinstance(record, dict) or "id" not in record or "result" not in record:
+                    raise ReplayError(f"{path}:{lineno}: expected an object with 'id' and 'result'")
+                out[str(record["id"])] = record
+        return out
+
+    def generate(self, task: Task) -> Generation:
+        entry_id = task.entry.id
+        category = category_of_id(entry_id)
+        record = self.records(category).get(entry_id)
+        if record is None:
+            raise NotGenerated(f"no stored result for {entry_id} in {self.result_file(category)}")
+        return Generation(
+            id=entry_id,
+            result=record["result"],
+            latency=_number(record.get("latency")),
+            input_tokens=_count(record.get("input_token_count")),
+            output_tokens=_count(record.get("output_token_count")),
+        )

@@ -1,0 +1,94 @@
+"""Human-readable renderings: the terminal score table and a failing entry's explanation."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pytest_bfcl.check.verdict import Verdict
+from pytest_bfcl.report.scores import Scores
+
+_GROUP_LABELS = {
+    "non_live": "Non-Live AST",
+    "simple": "  Simple (py/java/js)",
+    "live": "Live AST",
+    "irrelevance": "Irrelevance",
+    "relevance": "Relevance",
+    "multi_turn": "Multi-Turn",
+    "agentic": "Agentic",
+    "web_search": "  Web Search",
+    "memory": "  Memory",
+}
+
+
+def percent(value: float | None) -> str:
+    return "not run" if value is None else f"{value * 100:6.2f}%"
+
+
+def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
+    lines = [
+        f"model: {metadata.get('model')}  mode: {metadata.get('mode')}  dataset: "
+        f"bfcl-eval {metadata.get('dataset', {}).get('version')}",
+        "",
+        f"{'category':<26}{'correct':>9}{'total':>7}{'accuracy':>10}  note",
+    ]
+    for name, cat in scores.categories.items():
+        notes = []
+        if cat.skipped:
+            notes.append(f"{cat.skipped} skipped")
+        if cat.errors:
+            notes.append(f"{cat.errors} errors")
+        if not cat.complete:
+            notes.append(f"partial: {cat.total}/{cat.dataset_size} scored")
+        lines.append(
+            f"{name:<26}{cat.correct:>9}{cat.total:>7}{percent(cat.accuracy):>10}  "
+            + ", ".join(notes)
+        )
+    lines += ["", f"{'group':<26}{'score':>10}"]
+    for key, label in _GROUP_LABELS.items():
+        group = scores.groups[key]
+        lines.append(f"{label:<26}{percent(group.accuracy):>10}")
+    overall = scores.overall
+    if scores.partial:
+        lines.append(
+            f"{'Overall (V4)':<26}{'partial':>10}  leaderboard formula with not-run categories "
+            f"as 0: {percent(overall.reference_accuracy).strip()}; not run: "
+            f"{_short_list(overall.missing)}"
+        )
+    else:
+        lines.append(f"{'Overall (V4)':<26}{percent(overall.accuracy):>10}")
+    fs = scores.format_sensitivity
+    if fs is not None:
+        lines.append(
+            f"Format sensitivity: max delta {percent(fs.max_delta).strip()}, std "
+            f"{percent(fs.std).strip()} over {len(fs.configs)} prompt configs"
+        )
+    return lines
+
+
+def _short_list(items: list[str], limit: int = 6) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _compact(value: Any, limit: int = 600) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def explain_failure(verdict: Verdict) -> str:
+    """A few readable lines: what the model said, what was expected, and why it failed."""
+    reasons = [e if isinstance(e, str) else _compact(e, 300) for e in verdict.errors[:4]]
+    lines = [
+        f"BFCL {verdict.id} [{verdict.category}] failed: {verdict.error_type}",
+        *(f"  reason:   {r}" for r in reasons),
+        f"  output:   {_compact(verdict.model_output)}",
+    ]
+    if verdict.decoded is not None:
+        lines.append(f"  decoded:  {_compact(verdict.decoded)}")
+    if verdict.expected is not None:
+        lines.append(f"  expected: {_compact(verdict.expected)}")
+    return "\n".join(lines)

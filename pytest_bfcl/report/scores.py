@@ -1,0 +1,246 @@
+"""Per-category tallies and the leaderboard's aggregation into group scores and the V4 overall.
+
+Aggregation follows the reference: Non-Live = mean(Simple, Multiple, Parallel, Parallel
+Multiple) with Simple = mean of the three languages; Live = count-weighted mean of the four live
+AST categories; Irrelevance = mean(irrelevance, live_irrelevance); Multi-Turn = mean of four;
+Agentic = mean(Web Search, Memory); Overall = 10/10/10/30/40 % of those five.
+
+Unlike the reference, a category that was not run is never counted as zero silently: every
+summary that needs it is ``None`` ("not run"), and the overall is marked partial. The reference's
+own number (missing categories as 0) is kept beside it for comparison with the leaderboard.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from pytest_bfcl.dataset.categories import (
+    ALL_SCORING,
+    DATASET_SIZES,
+    FORMAT_SENSITIVITY,
+)
+
+OVERALL_WEIGHTS: dict[str, float] = {
+    "non_live": 10,
+    "live": 10,
+    "irrelevance": 10,
+    "multi_turn": 30,
+    "agentic": 40,
+}
+
+
+@dataclass
+class Tally:
+    correct: int = 0
+    total: int = 0  # entries scored (valid or not)
+    skipped: int = 0
+    errors: int = 0  # entries that could not be scored (infrastructure)
+    failed_ids: list[str] = field(default_factory=list)
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.total if self.total else None
+
+
+class CategoryScore(BaseModel):
+    accuracy: float | None
+    correct: int
+    total: int
+    skipped: int = 0
+    errors: int = 0
+    dataset_size: int
+    complete: bool  # every entry of the category was scored
+
+
+class GroupScore(BaseModel):
+    accuracy: float | None  # None when a category it needs was not (fully) run
+    reference_accuracy: float  # the reference's figure: missing categories count as 0
+    missing: list[str]
+
+
+class FormatSensitivity(BaseModel):
+    configs: dict[str, CategoryScore]
+    max_delta: float | None
+    std: float | None
+    variance: float | None
+
+
+class Scores(BaseModel):
+    categories: dict[str, CategoryScore]
+    groups: dict[str, GroupScore]
+    overall: GroupScore
+    partial: bool
+    format_sensitivity: FormatSensitivity | None = None
+
+
+class ScoreBoard:
+    """Collects verdicts as they arrive (in any order, from any worker)."""
+
+    def __init__(self) -> None:
+        self.tallies: dict[str, Tally] = {}
+        self.format_configs: dict[str, Tally] = {}
+
+    def _tally(self, category: str) -> Tally:
+        return self.tallies.setdefault(category, Tally())
+
+    def add_verdict(self, entry_id: str, category: str, valid: bool) -> None:
+        tally = self._tally(category)
+        tally.total += 1
+        tally.correct += int(valid)
+        if not valid:
+            tally.failed_ids.append(entry_id)
+        if category == FORMAT_SENSITIVITY:
+            config = entry_id.split(":")[1]
+            cfg = self.format_configs.setdefault(config, Tally())
+            cfg.total += 1
+            cfg.correct += int(valid)
+
+    def add_skip(self, category: str) -> None:
+        self._tally(category).skipped += 1
+
+    def add_error(self, category: str) -> None:
+        self._tally(category).errors += 1
+
+    # -- aggregation --------------------------------------------------------------------------
+
+    def category_scores(self) -> dict[str, CategoryScore]:
+        out = {}
+        for name, tally in self.tallies.items():
+            size = DATASET_SIZES.get(name, tally.total + tally.skipped + tally.errors)
+            out[name] = CategoryScore(
+                accuracy=tally.accuracy,
+                correct=tally.correct,
+                total=tally.total,
+                skipped=tally.skipped,
+                errors=tally.errors,
+                dataset_size=size,
+                complete=tally.total == size,
+            )
+        return dict(sorted(out.items(), key=lambda kv: _order(kv[0])))
+
+    def scores(self) -> Scores:
+        cats = self.category_scores()
+        groups = aggregate_groups(cats)
+        overall = groups.pop("overall")
+        return Scores(
+            categories=cats,
+            groups=groups,
+            overall=overall,
+            partial=bool(overall.missing),
+            format_sensitivity=self._format_sensitivity(),
+        )
+
+    def _format_sensitivity(self) -> FormatSensitivity | None:
+        if not self.format_configs:
+            return None
+        configs = {
+            name: CategoryScore(
+                accuracy=t.accuracy,
+                correct=t.correct,
+                total=t.total,
+                dataset_size=t.total,
+                complete=True,
+            )
+            for name, t in self.format_configs.items()
+        }
+        accuracies = [c.accuracy for c in configs.values() if c.accuracy is not None]
+        if len(accuracies) <= 1:
+            return FormatSensitivity(configs=configs, max_delta=0.0, std=0.0, variance=0.0)
+        return FormatSensitivity(
+            configs=configs,
+            max_delta=max(accuracies) - min(accuracies),
+            std=statistics.stdev(accuracies),
+            variance=statistics.variance(accuracies),
+        )
+
+
+def _order(category: str) -> int:
+    try:
+        return (*ALL_SCORING, FORMAT_SENSITIVITY).index(category)
+    except ValueError:
+        return len(ALL_SCORING) + 1
+
+
+# -- the leaderboard's summaries ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Part:
+    accuracy: float | None  # None: not (fully) run
+    reference: float  # missing counted as 0
+    count: int
+    missing: tuple[str, ...]
+
+
+def _leaf(cats: dict[str, CategoryScore], name: str) -> _Part:
+    score = cats.get(name)
+    size = DATASET_SIZES[name]
+    if score is None or not score.complete or score.accuracy is None:
+        return _Part(None, 0.0, size, (name,))
+    return _Part(score.accuracy, score.accuracy, score.total, ())
+
+
+def _missing(parts: Iterable[_Part]) -> tuple[str, ...]:
+    return tuple(m for p in parts for m in p.missing)
+
+
+def _mean(parts: list[_Part]) -> _Part:
+    missing = _missing(parts)
+    reference = sum(p.reference for p in parts) / len(parts)
+    accuracy = None if missing else reference
+    return _Part(accuracy, reference, sum(p.count for p in parts), missing)
+
+
+def _count_weighted(parts: list[_Part]) -> _Part:
+    missing = _missing(parts)
+    total = sum(p.count for p in parts)
+    reference = sum(p.reference * p.count for p in parts) / total
+    return _Part(None if missing else reference, reference, total, missing)
+
+
+def _weighted(parts: list[_Part], weights: list[float]) -> _Part:
+    missing = _missing(parts)
+    reference = sum(p.reference * w for p, w in zip(parts, weights, strict=True)) / sum(weights)
+    return _Part(None if missing else reference, reference, sum(p.count for p in parts), missing)
+
+
+def aggregate_groups(cats: dict[str, CategoryScore]) -> dict[str, GroupScore]:
+    leaf = {name: _leaf(cats, name) for name in ALL_SCORING}
+    simple = _mean([leaf["simple_python"], leaf["simple_java"], leaf["simple_javascript"]])
+    non_live = _mean([simple, leaf["multiple"], leaf["parallel"], leaf["parallel_multiple"]])
+    live = _count_weighted(
+        [
+            leaf[c]
+            for c in ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
+        ]
+    )
+    irrelevance = _mean([leaf["irrelevance"], leaf["live_irrelevance"]])
+    multi_turn = _mean([leaf[c] for c in ALL_SCORING if c.startswith("multi_turn")])
+    web_search = _mean([leaf["web_search_base"], leaf["web_search_no_snippet"]])
+    memory = _mean([leaf["memory_kv"], leaf["memory_vector"], leaf["memory_rec_sum"]])
+    agentic = _mean([web_search, memory])
+    overall = _weighted(
+        [non_live, live, irrelevance, multi_turn, agentic], list(OVERALL_WEIGHTS.values())
+    )
+    parts = {
+        "simple": simple,
+        "non_live": non_live,
+        "live": live,
+        "irrelevance": irrelevance,
+        "relevance": leaf["live_relevance"],
+        "multi_turn": multi_turn,
+        "web_search": web_search,
+        "memory": memory,
+        "agentic": agentic,
+        "overall": overall,
+    }
+    return {
+        name: GroupScore(
+            accuracy=p.accuracy, reference_accuracy=p.reference, missing=list(p.missing)
+        )
+        for name, p in parts.items()
+    }
