@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from pytest_bfcl.dataset.categories import expand_categories
 
@@ -66,4 +66,11 @@ def build_settings(values: dict[str, Any]) -> Settings:
     clean = {k: v for k, v in values.items() if v not in (None, "")}
     if "mode" in clean and clean["mode"] == "prompt":
         clean.setdefault("underscore_to_dot", False)
-    return Settings.model_validate(clean)
+    try:
+        return Settings.model_validate(clean)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']} (got {e.get('input')!r})"
+            for e in exc.errors()
+        )
+        raise ValueError(f"invalid BFCL settings: {problems}") from None

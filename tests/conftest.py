@@ -1,0 +1,36 @@
+"""Shared fixtures: the pinned dataset (fetched once into the user cache) and the reference
+corpora beside the checkout, when present."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pytest_bfcl.dataset.fetch import DataSource, ensure_pinned_data
+from pytest_bfcl.dataset.load import Dataset
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_dir() -> Path:
+    return Path(os.environ.get("BFCL_SHARED_DIR", REPO.parent / "shared"))
+
+
+@pytest.fixture(scope="session")
+def data_source() -> DataSource:
+    return ensure_pinned_data()
+
+
+@pytest.fixture(scope="session")
+def dataset(data_source: DataSource) -> Dataset:
+    return Dataset(data_source)
+
+
+@pytest.fixture(scope="session")
+def reference_dir() -> Path:
+    path = shared_dir() / "reference"
+    if not path.is_dir():
+        pytest.skip(f"the reference corpora are not present at {path}")
+    return path

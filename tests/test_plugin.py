@@ -1,0 +1,213 @@
+"""The pytest integration, end to end, through pytester."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from pytest_bfcl.check.single_turn import ScoringOptions
+from pytest_bfcl.models.base import Task
+from pytest_bfcl.models.oracle import OracleModel
+
+pytest_plugins = ["pytester"]
+
+
+@pytest.fixture
+def data_args(data_source) -> list[str]:
+    return [f"--bfcl-data={data_source.data_dir}", "-p", "no:cacheprovider", "-p", "no:randomly"]
+
+
+def write_results(
+    root: Path, dataset, category: str, group: str, spoil: dict[str, object], drop=()
+):
+    """Oracle FC output for a category, with some entries replaced or left out."""
+    oracle = OracleModel(ScoringOptions("fc", True))
+    answers = dataset.answers(category)
+    path = root / group / f"BFCL_v4_{category}_result.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as fh:
+        for entry in dataset.entries(category):
+            if entry.id in drop:
+                continue
+            result = spoil.get(entry.id, oracle.generate(Task(entry, answers.get(entry.id))).result)
+            fh.write(json.dumps({"id": entry.id, "result": result, "latency": 0.5}) + "\n")
+    return path
+
+
+def test_without_a_model_the_plugin_stays_out_of_the_way(pytester):
+    pytester.makepyfile("def test_ok():\n    assert True\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "BFCL" not in result.stdout.str()
+
+
+def test_collects_one_item_per_entry_with_stable_ids(pytester, data_args):
+    result = pytester.runpytest(
+        "--collect-only",
+        "-q",
+        "--bfcl-model=oracle",
+        "--bfcl-category=live_parallel,live_relevance",
+        *data_args,
+    )
+    lines = [line for line in result.stdout.lines if line.startswith("bfcl/")]
+    assert len(lines) == 32
+    assert lines[0] == "bfcl/live_parallel::live_parallel_0-0-0"
+    assert "32 tests collected" in result.stdout.str()
+
+
+def test_oracle_run_prints_a_score_table(pytester, data_args):
+    result = pytester.runpytest(
+        "--bfcl-model=oracle", "--bfcl-category=simple_java,live_parallel", *data_args
+    )
+    result.assert_outcomes(passed=105, xfailed=11)
+    out = result.stdout.str()
+    assert "BFCL V4 scores" in out
+    assert "simple_java                      89    100    89.00%" in out
+    assert "Overall (V4)                 partial" in out
+    assert result.ret == 0
+
+
+def test_marks_keywords_and_deselect(pytester, data_args):
+    base = ["--bfcl-model=oracle", "--bfcl-category=live_parallel,live_relevance", *data_args]
+    pytester.runpytest(*base, "-m", "bfcl_live_relevance").assert_outcomes(passed=16)
+    pytester.runpytest(*base, "-k", "live_parallel_3").assert_outcomes(passed=1)
+    pytester.runpytest(
+        *base, "--deselect", "bfcl/live_parallel::live_parallel_0-0-0", "-m", "bfcl_live_parallel"
+    ).assert_outcomes(passed=15)
+
+
+def test_pending_categories_skip_with_a_reason(pytester, data_args):
+    result = pytester.runpytest(
+        "--bfcl-model=oracle", "--bfcl-category=multi_turn_base", "-rs", *data_args
+    )
+    result.assert_outcomes(skipped=200)
+    assert "multi-turn runner" in result.stdout.str()
+
+
+def test_format_sensitivity_needs_prompting_mode(pytester, data_args):
+    result = pytester.runpytest(
+        "--bfcl-model=oracle",
+        "--bfcl-category=format_sensitivity",
+        "-k",
+        "simple_python_19",
+        "-rs",
+        *data_args,
+    )
+    result.assert_outcomes(skipped=26)
+    assert "--bfcl-mode=prompt" in result.stdout.str()
+
+
+def test_replay_failure_report_junit_and_json(pytester, data_args, dataset, tmp_path):
+    results = tmp_path / "results" / "my-model"
+    wrong = {"live_parallel_1-0-1": [{"get_weather": '{"city": "Nowhere"}'}]}
+    write_results(results, dataset, "live_parallel", "live", wrong, drop={"live_parallel_2-0-2"})
+    junit = tmp_path / "junit.xml"
+    report = tmp_path / "report.json"
+    result = pytester.runpytest(
+        f"--bfcl-model=replay:{results.parent}",
+        "--bfcl-category=live_parallel",
+        f"--junitxml={junit}",
+        f"--bfcl-report={report}",
+        "-rs",
+        *data_args,
+    )
+    result.assert_outcomes(passed=14, failed=1, skipped=1)
+    out = result.stdout.str()
+    assert (
+        "BFCL live_parallel_1-0-1 [live_parallel] failed: parallel_function_checker_no_order" in out
+    )
+    assert "output:" in out and "expected:" in out
+    assert "no stored result for live_parallel_2-0-2" in out
+
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    props = {p.get("name"): p.get("value") for p in cases["live_parallel_1-0-1"].iter("property")}
+    assert props["bfcl_id"] == "live_parallel_1-0-1"
+    assert props["bfcl_category"] == "live_parallel"
+    assert props["bfcl_valid"] == "false"
+    assert props["bfcl_error_type"].startswith("parallel_function_checker_no_order")
+    ok = {p.get("name"): p.get("value") for p in cases["live_parallel_0-0-0"].iter("property")}
+    assert ok["bfcl_valid"] == "true" and "bfcl_error_type" not in ok
+
+    data = json.loads(report.read_text())
+    cat = data["categories"]["live_parallel"]
+    assert (cat["correct"], cat["total"], cat["skipped"], cat["complete"]) == (14, 15, 1, False)
+    assert cat["accuracy"] == pytest.approx(14 / 15)
+    assert data["groups"]["live"]["accuracy"] is None  # other live categories did not run
+    assert data["partial"] is True and data["overall"]["accuracy"] is None
+    meta = data["metadata"]
+    assert meta["model"] == "replay:my-model" and meta["mode"] == "fc"
+    assert meta["dataset"]["version"] == "custom"
+    assert meta["plugin_version"]
+
+
+def test_malformed_replay_file_is_an_error_naming_file_and_line(pytester, data_args, tmp_path):
+    path = tmp_path / "res" / "live" / "BFCL_v4_live_parallel_result.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"id": "live_parallel_0-0-0", "result": []}\n{oops\n')
+    result = pytester.runpytest(
+        f"--bfcl-model=replay:{tmp_path / 'res'}", "--bfcl-category=live_parallel", *data_args
+    )
+    result.assert_outcomes(errors=16)
+    assert "BFCL_v4_live_parallel_result.json:2: invalid JSON" in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--bfcl-model=nonsense"], "unknown model 'nonsense'"),
+        (["--bfcl-model=replay:/no/such/dir"], "does not exist"),
+        (
+            ["--bfcl-model=oracle", "--bfcl-category=simple_pyhton"],
+            "unknown BFCL category 'simple_pyhton'",
+        ),
+        (["--bfcl-model=oracle", "--bfcl-mode=chat"], "mode"),
+    ],
+)
+def test_usage_errors(pytester, data_args, args, message):
+    result = pytester.runpytest(*args, *data_args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+
+
+def test_ini_options(pytester, data_source):
+    pytester.makeini(
+        f"[pytest]\nbfcl_model = oracle\nbfcl_category = live_relevance\nbfcl_data = {data_source.data_dir}\n"
+    )
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=16)
+
+
+def test_last_failed_reruns_only_failing_entries(pytester, data_args, dataset, tmp_path):
+    results = tmp_path / "r"
+    write_results(results, dataset, "live_parallel", "live", {"live_parallel_4-1-0": "no call"})
+    args = [
+        f"--bfcl-model=replay:{results}",
+        "--bfcl-category=live_parallel",
+        f"--bfcl-data={dataset.root}",
+    ]
+    pytester.runpytest(*args).assert_outcomes(passed=15, failed=1)
+    rerun = pytester.runpytest(*args, "--lf")
+    rerun.assert_outcomes(failed=1)
+
+
+def test_xdist_gives_the_same_report(pytester, data_args, dataset, tmp_path):
+    pytest.importorskip("xdist")
+    results = tmp_path / "r"
+    write_results(results, dataset, "live_parallel", "live", {"live_parallel_4-1-0": "no call"})
+    reports = []
+    for workers in ("0", "2"):
+        report = tmp_path / f"report-{workers}.json"
+        result = pytester.runpytest_subprocess(
+            f"--bfcl-model=replay:{results}",
+            "--bfcl-category=live_parallel",
+            "-n",
+            workers,
+            f"--bfcl-report={report}",
+            *data_args,
+        )
+        result.assert_outcomes(passed=15, failed=1)
+        reports.append(json.loads(report.read_text()))
+    assert reports[0]["categories"] == reports[1]["categories"]
+    assert reports[0]["groups"] == reports[1]["groups"]
