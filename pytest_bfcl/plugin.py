@@ -1,12 +1,13 @@
-"""pytest glue: options, collection of one item per BFCL entry, and the score report.
+"""pytest glue: options, collection of one item per BFCL entry, outcomes, and the reports.
 
-Everything of substance lives in the engine (:mod:`pytest_bfcl.run.engine`); this module only
-maps it onto pytest's life cycle. Without ``--bfcl-model`` the plugin adds nothing but its
-options and markers.
+Everything of substance lives in the engine (:mod:`pytest_bfcl.run.engine`) and the report
+modules; this module only maps them onto pytest's life cycle. Without ``--bfcl-model`` the
+plugin adds nothing but its options and markers.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +18,28 @@ from pytest_bfcl.dataset.categories import CATEGORIES, Category
 from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.models.base import Generation
 from pytest_bfcl.models.replay import ReplayError
+from pytest_bfcl.report.baseline import (
+    Baseline,
+    BaselineError,
+    incompatibilities,
+    load_baseline,
+    save_baseline,
+)
+from pytest_bfcl.report.chart import svg_chart
+from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
+from pytest_bfcl.report.gate import GateResult, compare
 from pytest_bfcl.report.json_report import build_report, write_json_atomic
-from pytest_bfcl.report.render import explain_failure, score_table
-from pytest_bfcl.report.scores import ScoreBoard
+from pytest_bfcl.report.junit_summary import add_summary_testcases
+from pytest_bfcl.report.markdown import markdown_summary
+from pytest_bfcl.report.render import explain_failure, gate_block, score_table
+from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.run.engine import BfclRun, ModelSpecError, Skip
-from pytest_bfcl.settings import OPTIONS, build_settings
+from pytest_bfcl.settings import OPTIONS, Settings, build_settings
 
 NODE_PREFIX = "bfcl"
 PLUGIN_NAME = "bfcl-session"
+SCORE_NAMES = {"overall", "simple", "non_live", "live", "irrelevance", "relevance", "multi_turn"}
+SCORE_NAMES |= {"agentic", "web_search", "memory", *CATEGORIES}
 
 
 # -- options and configuration ------------------------------------------------------------------
@@ -32,14 +47,26 @@ PLUGIN_NAME = "bfcl-session"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("bfcl", "Berkeley Function-Calling Leaderboard (pytest-bfcl)")
-    for flag, ini, help_text in OPTIONS:
-        group.addoption(flag, dest=ini, default=None, help=help_text)
-        parser.addini(ini, help=help_text, default=None)
+    for opt in OPTIONS:
+        if opt.kind == "flag":
+            group.addoption(
+                opt.flag, dest=opt.ini, action="store_true", default=None, help=opt.help
+            )
+            parser.addini(opt.ini, help=opt.help, type="bool", default=False)
+        elif opt.kind == "append":
+            group.addoption(opt.flag, dest=opt.ini, action="append", default=None, help=opt.help)
+            parser.addini(opt.ini, help=opt.help, type="linelist", default=[])
+        else:
+            group.addoption(opt.flag, dest=opt.ini, default=None, help=opt.help)
+            parser.addini(opt.ini, help=opt.help, default=None)
 
 
-def _value(config: pytest.Config, name: str) -> Any:
-    cli = config.getoption(name, default=None)
-    return cli if cli is not None else config.getini(name)
+def _option_values(config: pytest.Config) -> dict[str, Any]:
+    values = {}
+    for opt in OPTIONS:
+        cli = config.getoption(opt.ini, default=None)
+        values[opt.name] = cli if cli not in (None, []) else config.getini(opt.ini)
+    return values
 
 
 def marker_names(category: Category) -> list[str]:
@@ -49,32 +76,42 @@ def marker_names(category: Category) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _register_markers(config: pytest.Config) -> None:
+    names = dict.fromkeys(n for c in CATEGORIES.values() for n in marker_names(c))
+    for name in names:
+        config.addinivalue_line("markers", f"{name}: pytest-bfcl entries ({name})")
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    seen: set[str] = set()
-    for category in CATEGORIES.values():
-        for name in marker_names(category):
-            if name not in seen:
-                seen.add(name)
-                config.addinivalue_line(
-                    "markers", f"{name}: pytest-bfcl entries ({name[5:] or 'all'})"
-                )
-    model = _value(config, "bfcl_model")
-    if not model:
+    _register_markers(config)
+    values = _option_values(config)
+    if not values["model"]:
         return
     try:
-        settings = build_settings(
-            {
-                "model": model,
-                "mode": _value(config, "bfcl_mode"),
-                "categories": _value(config, "bfcl_category"),
-                "data_dir": _value(config, "bfcl_data"),
-                "report_path": _value(config, "bfcl_report"),
-            }
-        )
+        settings = build_settings(values)
+        unknown = [n for n, _ in settings.min_scores if n not in SCORE_NAMES]
+        if unknown:
+            raise ValueError(f"--bfcl-min-score names unknown scores: {', '.join(unknown)}")
         run = BfclRun.create(settings)
+        baseline = _load_compatible_baseline(settings, run)
     except (ValueError, DatasetError, ModelSpecError, ReplayError) as exc:
         raise pytest.UsageError(f"pytest-bfcl: {exc}") from exc
-    config.pluginmanager.register(BfclSessionPlugin(config, run), PLUGIN_NAME)
+    config.pluginmanager.register(BfclSessionPlugin(config, run, baseline), PLUGIN_NAME)
+
+
+def _load_compatible_baseline(settings: Settings, run: BfclRun) -> Baseline | None:
+    if settings.baseline_path is None:
+        return None
+    baseline = load_baseline(settings.baseline_path)
+    problems = incompatibilities(baseline, run.metadata())
+    if problems and not settings.baseline_common:
+        raise BaselineError(
+            f"baseline {settings.baseline_path} does not fit this run: "
+            + "; ".join(problems)
+            + ". Record a new baseline, or pass --bfcl-baseline-common to compare the entries "
+            "both runs have."
+        )
+    return baseline
 
 
 # -- items --------------------------------------------------------------------------------------
@@ -83,53 +120,82 @@ def pytest_configure(config: pytest.Config) -> None:
 class BfclFailure(Exception):
     """A scored entry that the model got wrong."""
 
-    def __init__(self, verdict: Verdict) -> None:
+    def __init__(self, verdict: Verdict, regression: bool = False) -> None:
         super().__init__(verdict.error_type)
         self.verdict = verdict
+        self.regression = regression
 
 
 class BfclCategory(pytest.Collector):
     """The items of one category (``bfcl/<category>``), one per entry."""
 
-    def __init__(self, *, category: Category, run: BfclRun, **kwargs: Any) -> None:
+    def __init__(
+        self, *, category: Category, run: BfclRun, baseline: Baseline | None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.category = category
         self.run = run
+        self.baseline = baseline
         for name in marker_names(category):
             self.add_marker(name)
 
     def collect(self) -> list[pytest.Item]:
         try:
-            entries = self.run.dataset.entries(self.category.name)
+            entries = self.run.entries_for(self.category.name)
         except DatasetError as exc:
             raise pytest.UsageError(f"pytest-bfcl: {exc}") from exc
-        return [
-            BfclItem.from_parent(
+        items = []
+        for entry in entries:
+            before = self.baseline.verdict(entry.id) if self.baseline else None
+            item = BfclItem.from_parent(
                 self,
                 name=entry.id,
                 nodeid=f"{self.nodeid}::{entry.id}",
                 entry_id=entry.id,
                 category=self.category,
                 run=self.run,
+                baseline_valid=before,
             )
-            for entry in entries
-        ]
+            if before is False:
+                # Failing in the baseline too: a known failure; passing now is an improvement.
+                item.add_marker(pytest.mark.xfail(reason="known failure (fails in the baseline)"))
+            items.append(item)
+        return items
 
 
 class BfclItem(pytest.Item):
-    def __init__(self, *, entry_id: str, category: Category, run: BfclRun, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        entry_id: str,
+        category: Category,
+        run: BfclRun,
+        baseline_valid: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.entry_id = entry_id
         self.category = category
         self.run = run
+        self.baseline_valid = baseline_valid
         self._generation: Generation | None = None
 
     def setup(self) -> None:
-        self.user_properties += [("bfcl_id", self.entry_id), ("bfcl_category", self.category.name)]
+        props = [("bfcl_id", self.entry_id), ("bfcl_category", self.category.name)]
+        if self.baseline_valid is not None:
+            props.append(("bfcl_baseline_valid", str(self.baseline_valid).lower()))
+        self.user_properties += props
         outcome = self.run.generate(self.entry_id)  # infrastructure failures raise: pytest E
         if isinstance(outcome, Skip):
             self.user_properties.append(("bfcl_skipped", outcome.reason))
             pytest.skip(outcome.reason)
+        for name, value in (
+            ("bfcl_latency", outcome.latency),
+            ("bfcl_input_tokens", outcome.input_tokens),
+            ("bfcl_output_tokens", outcome.output_tokens),
+        ):
+            if value is not None:
+                self.user_properties.append((name, value))
         self._generation = outcome
 
     def runtest(self) -> None:
@@ -141,7 +207,7 @@ class BfclItem(pytest.Item):
             self.user_properties.append(("bfcl_error_type", str(verdict.error_type)))
             if known:
                 pytest.xfail(f"known failure: {known}")
-            raise BfclFailure(verdict)
+            raise BfclFailure(verdict, regression=self.baseline_valid is True)
         if known:
             pytest.fail(
                 f"{self.entry_id} is listed as a known failure ({known}) but passes now; "
@@ -151,7 +217,10 @@ class BfclItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, BfclFailure):
-            return explain_failure(excinfo.value.verdict)
+            text = explain_failure(excinfo.value.verdict)
+            if excinfo.value.regression:
+                text = "REGRESSION: this entry passed in the baseline\n" + text
+            return text
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
@@ -164,11 +233,16 @@ class BfclItem(pytest.Item):
 class BfclSessionPlugin:
     """Registered only when ``--bfcl-model`` is given."""
 
-    def __init__(self, config: pytest.Config, run: BfclRun) -> None:
+    def __init__(self, config: pytest.Config, run: BfclRun, baseline: Baseline | None) -> None:
         self.config = config
         self.run = run
+        self.settings = run.settings
+        self.baseline = baseline
         self.board = ScoreBoard()
         self.is_worker = hasattr(config, "workerinput")
+        self.other_failures = 0
+        self.scores: Scores | None = None
+        self.gate: GateResult | None = None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
@@ -183,13 +257,17 @@ class BfclSessionPlugin:
                     nodeid=f"{NODE_PREFIX}/{name}",
                     category=CATEGORIES[name],
                     run=self.run,
+                    baseline=self.baseline,
                 )
-                for name in self.run.settings.categories
+                for name in self.settings.categories
             )
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "teardown" or not report.nodeid.startswith(f"{NODE_PREFIX}/"):
+        if not report.nodeid.startswith(f"{NODE_PREFIX}/"):
+            self.other_failures += int(report.failed)
+            return
+        if report.when != "teardown":
             return
         props = dict(report.user_properties)
         category = props.get("bfcl_category")
@@ -199,24 +277,118 @@ class BfclSessionPlugin:
             self.board.add_verdict(
                 str(props["bfcl_id"]), str(category), props["bfcl_valid"] == "true"
             )
+            self.board.add_measurements(
+                props.get("bfcl_latency"),
+                props.get("bfcl_input_tokens"),
+                props.get("bfcl_output_tokens"),
+            )
         elif "bfcl_skipped" in props:
             self.board.add_skip(str(category))
         else:
             self.board.add_error(str(category))
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Runs after junitxml wrote its file and before the terminal summary."""
+        if self.is_worker:
+            return
+        self.scores = self.board.scores()
+        self.gate = self._evaluate_gate(self.scores)
+        self._set_exit_status(session)
+        self._write_reports(self.scores)
+
+    def _evaluate_gate(self, scores: Scores) -> GateResult | None:
+        settings = self.settings
+        if self.baseline is None and not settings.min_scores:
+            return None
+        if self.baseline is not None:
+            gate = compare(
+                self.board.verdicts,
+                self.baseline.verdicts,
+                settings.gate,
+                common_only=settings.baseline_common,
+            )
+        else:
+            gate = GateResult(settings=settings.gate, comparisons=[])
+        gate.threshold_failures = threshold_failures(scores, settings.min_scores)
+        return gate
+
+    def _set_exit_status(self, session: pytest.Session) -> None:
+        """With a baseline or thresholds, the gate decides the exit status, unless something
+        else went wrong (other tests failed, entries errored, the run was interrupted)."""
+        if self.gate is None:
+            return
+        if session.exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            return
+        errors = sum(t.errors for t in self.board.tallies.values())
+        if self.other_failures or errors:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
+        failed = self.gate.failed
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
+
+    def _write_reports(self, scores: Scores) -> None:
+        settings = self.settings
+        metadata = self.run.metadata()
+        if settings.report_path is not None:
+            report = build_report(scores, metadata)
+            report["gate"] = None if self.gate is None else self.gate.model_dump(mode="json")
+            if self.baseline is not None:
+                report["baseline"] = {
+                    "path": str(settings.baseline_path),
+                    "metadata": self.baseline.metadata,
+                    "common_only": settings.baseline_common,
+                }
+            write_json_atomic(Path(settings.report_path), report)
+        if settings.save_baseline_path is not None:
+            save_baseline(
+                Path(settings.save_baseline_path),
+                self.board.verdicts,
+                metadata,
+                scores.model_dump(mode="json")["categories"],
+            )
+        if settings.csv_dir is not None:
+            tables = csv_tables(scores, self.run.model.name, self.board.latencies)
+            write_csv_tables(Path(settings.csv_dir), tables)
+        if settings.chart_path is not None:
+            title = f"BFCL V4: {self.run.model.name}"
+            Path(settings.chart_path).write_text(svg_chart(scores, self.gate, title), "utf-8")
+        junit = getattr(self.config.option, "xmlpath", None)
+        if junit and Path(junit).is_file():
+            add_summary_testcases(Path(junit), scores, self.gate)
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step_summary:
+            with open(step_summary, "a", encoding="utf-8") as fh:
+                fh.write(markdown_summary(scores, metadata, self.gate))
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker or self.config.option.collectonly:
             return
         terminalreporter.write_sep("=", "BFCL V4 scores")
-        if not self.board.tallies:
+        if not self.board.tallies or self.scores is None:
             terminalreporter.write_line("no BFCL entry ran")
             return
-        for line in score_table(self.board.scores(), self.run.metadata()):
+        for line in score_table(self.scores, self.run.metadata()):
             terminalreporter.write_line(line)
+        if self.gate is not None:
+            failed = self.gate.failed
+            terminalreporter.write_sep("=", "BFCL gate: " + ("FAILED" if failed else "passed"))
+            for line in gate_block(self.gate):
+                terminalreporter.write_line(line)
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        path = self.run.settings.report_path
-        if self.is_worker or path is None:
-            return
-        report = build_report(self.board.scores(), self.run.metadata())
-        write_json_atomic(Path(path), report)
+
+def threshold_failures(scores: Scores, thresholds: tuple[tuple[str, float], ...]) -> list[str]:
+    failures = []
+    for name, minimum in thresholds:
+        if name == "overall":
+            accuracy = scores.overall.accuracy
+        elif name in scores.groups:
+            accuracy = scores.groups[name].accuracy
+        else:
+            cat = scores.categories.get(name)
+            accuracy = cat.accuracy if cat is not None else None
+        if accuracy is None:
+            failures.append(f"{name}: not run, so the minimum of {minimum:.2f}% cannot be checked")
+        elif accuracy * 100 < minimum:
+            failures.append(f"{name}: {accuracy * 100:.2f}% is below the minimum of {minimum:.2f}%")
+    return failures

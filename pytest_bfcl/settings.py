@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from pytest_bfcl.dataset.categories import expand_categories
+from pytest_bfcl.report.gate import GateSettings, parse_threshold
+from pytest_bfcl.run.sampling import parse_sample
 
 DEFAULT_CATEGORIES = "all_scoring"
 
@@ -22,6 +25,17 @@ class Settings(BaseModel):
     report_path: Path | None = None
     # FC tool names: OpenAI-compatible APIs reject dots, so "a.b" is sent and expected as "a_b".
     underscore_to_dot: bool = True
+    # regression gating
+    baseline_path: Path | None = None
+    save_baseline_path: Path | None = None
+    baseline_common: bool = False  # compare on the common part of a mismatched baseline
+    gate: GateSettings = GateSettings()
+    min_scores: tuple[tuple[str, float], ...] = ()
+    # subsets and extra reports
+    sample: float | int | None = None
+    seed: int = 0
+    csv_dir: Path | None = None
+    chart_path: Path | None = None
 
     @field_validator("categories", mode="before")
     @classmethod
@@ -30,41 +44,83 @@ class Settings(BaseModel):
             return tuple(expand_categories(value))
         raise TypeError("categories must be a comma-separated string or a list")
 
+    @field_validator("sample", mode="before")
+    @classmethod
+    def _sample(cls, value: Any) -> float | int | None:
+        return parse_sample(value) if isinstance(value, str) else value
 
-# (option, ini name, help) for every setting; the plugin registers both spellings.
-OPTIONS: tuple[tuple[str, str, str], ...] = (
-    (
+    @field_validator("min_scores", mode="before")
+    @classmethod
+    def _thresholds(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.split()
+        return tuple(parse_threshold(v) if isinstance(v, str) else v for v in value or ())
+
+
+@dataclass(frozen=True)
+class Option:
+    flag: str
+    name: str  # the settings field it fills
+    help: str
+    kind: Literal["value", "append", "flag"] = "value"
+
+    @property
+    def ini(self) -> str:
+        """The ini name: the flag without dashes (``--bfcl-min-score`` -> ``bfcl_min_score``)."""
+        return self.flag.removeprefix("--").replace("-", "_")
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
         "--bfcl-model",
-        "bfcl_model",
-        "model to evaluate: 'oracle' (ground truth, no network), 'replay:DIR' (stored "
+        "model",
+        "model to evaluate: 'oracle' (ground truth, no network) or 'replay:DIR' (stored "
         "generations in the reference's result layout). Enables the BFCL items.",
     ),
-    (
-        "--bfcl-mode",
-        "bfcl_mode",
-        "how the model calls tools: 'fc' (native tool calls, default) or "
-        "'prompt' (calls written as text)",
-    ),
-    (
+    Option("--bfcl-mode", "mode", "'fc' (native tool calls, default) or 'prompt' (text)"),
+    Option(
         "--bfcl-category",
-        "bfcl_category",
+        "categories",
         "comma-separated categories or groups (all, all_scoring, single_turn, multi_turn, live, "
         "non_live, python, non_python, memory, web_search, agentic); default all_scoring",
     ),
-    (
-        "--bfcl-data",
-        "bfcl_data",
-        "use this data directory (official layout) instead of the pinned "
-        "release; also $BFCL_DATA_DIR",
+    Option("--bfcl-data", "data_dir", "data directory in the official layout ($BFCL_DATA_DIR)"),
+    Option("--bfcl-report", "report_path", "write the JSON score report to this path"),
+    Option("--bfcl-baseline", "baseline_path", "compare with this baseline; gate on regressions"),
+    Option("--bfcl-save-baseline", "save_baseline_path", "save this run's verdicts as a baseline"),
+    Option(
+        "--bfcl-baseline-common",
+        "baseline_common",
+        "compare with a baseline from other data/categories/mode on the entries both have",
+        "flag",
     ),
-    ("--bfcl-report", "bfcl_report", "write the JSON score report to this path"),
+    Option("--bfcl-gate", "gate_mode", "significant (default), any, or off"),
+    Option("--bfcl-alpha", "gate_alpha", "significance level of the gate (default 0.05)"),
+    Option("--bfcl-min-drop", "gate_min_drop", "smallest drop in points that fails (default 1)"),
+    Option(
+        "--bfcl-min-score",
+        "min_scores",
+        "NAME=PERCENT: fail when a category, group or 'overall' scores below it (repeatable)",
+        "append",
+    ),
+    Option("--bfcl-sample", "sample", "run a stratified sample: a count (200) or fraction (0.1)"),
+    Option("--bfcl-seed", "seed", "seed of --bfcl-sample (default 0)"),
+    Option("--bfcl-csv", "csv_dir", "write the leaderboard's CSV score tables to this directory"),
+    Option("--bfcl-chart", "chart_path", "write an SVG chart of category scores (vs baseline)"),
 )
 
 
 def build_settings(values: dict[str, Any]) -> Settings:
-    """Settings from option values (``None`` = not given); unknown keys are ignored."""
-    clean = {k: v for k, v in values.items() if v not in (None, "")}
-    if "mode" in clean and clean["mode"] == "prompt":
+    """Settings from option values keyed by :attr:`Option.name` (``None`` = not given)."""
+    clean = {k: v for k, v in values.items() if v not in (None, "", [], False)}
+    gate = {
+        key.removeprefix("gate_"): clean.pop(key)
+        for key in ("gate_mode", "gate_alpha", "gate_min_drop")
+        if key in clean
+    }
+    if gate:
+        clean["gate"] = gate
+    if clean.get("mode") == "prompt":
         clean.setdefault("underscore_to_dot", False)
     try:
         return Settings.model_validate(clean)

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from pytest_bfcl.check.verdict import Verdict
+from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.scores import Scores
 
 _GROUP_LABELS = {
@@ -92,3 +93,33 @@ def explain_failure(verdict: Verdict) -> str:
     if verdict.expected is not None:
         lines.append(f"  expected: {_compact(verdict.expected)}")
     return "\n".join(lines)
+
+
+def gate_block(gate: GateResult, id_limit: int = 10) -> list[str]:
+    """The verdict block: each comparison's baseline, current score, change, p-value and flips."""
+    settings = gate.settings
+    lines = [
+        f"gate: {settings.mode} (alpha {settings.alpha}, minimum drop {settings.min_drop} points)"
+        + ("; compared on the entries both runs have" if gate.common_only else "")
+    ]
+    if gate.comparisons:
+        lines.append(
+            f"{'score':<26}{'baseline':>9}{'current':>9}{'change':>8}{'p-value':>10}"
+            f"{'worse':>7}{'better':>7}"
+        )
+    for c in gate.comparisons:
+        lines.append(
+            f"{c.name:<26}{c.baseline_accuracy * 100:>8.2f}%{c.current_accuracy * 100:>8.2f}%"
+            f"{-c.drop_points:>+8.2f}{c.p_value:>10.3g}{len(c.regressions):>7}"
+            f"{len(c.improvements):>7}" + ("  FAILED" if c.failed else "")
+        )
+    for c in gate.comparisons:
+        if c.kind == "category" and c.regressions:
+            shown = ", ".join(c.regressions[:id_limit])
+            more = len(c.regressions) - id_limit
+            label = "regressed" + (" (within noise)" if not c.failed else "")
+            lines.append(
+                f"{label} in {c.name}: {shown}" + (f" and {more} more" if more > 0 else "")
+            )
+    lines += [f"threshold: {failure}" for failure in gate.threshold_failures]
+    return lines

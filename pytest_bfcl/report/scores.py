@@ -13,8 +13,8 @@ own number (missing categories as 0) is kept beside it for comparison with the l
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -60,6 +60,7 @@ class GroupScore(BaseModel):
     accuracy: float | None  # None when a category it needs was not (fully) run
     reference_accuracy: float  # the reference's figure: missing categories count as 0
     missing: list[str]
+    members: list[str] = []  # the categories it is computed from
 
 
 class FormatSensitivity(BaseModel):
@@ -83,11 +84,16 @@ class ScoreBoard:
     def __init__(self) -> None:
         self.tallies: dict[str, Tally] = {}
         self.format_configs: dict[str, Tally] = {}
+        self.verdicts: dict[str, bool] = {}  # entry id -> valid, for baselines and the gate
+        self.latencies: list[float] = []
+        self.input_tokens = 0
+        self.output_tokens = 0
 
     def _tally(self, category: str) -> Tally:
         return self.tallies.setdefault(category, Tally())
 
     def add_verdict(self, entry_id: str, category: str, valid: bool) -> None:
+        self.verdicts[entry_id] = valid
         tally = self._tally(category)
         tally.total += 1
         tally.correct += int(valid)
@@ -98,6 +104,12 @@ class ScoreBoard:
             cfg = self.format_configs.setdefault(config, Tally())
             cfg.total += 1
             cfg.correct += int(valid)
+
+    def add_measurements(self, latency: Any, input_tokens: Any, output_tokens: Any) -> None:
+        if isinstance(latency, int | float):
+            self.latencies.append(float(latency))
+        self.input_tokens += int(input_tokens) if isinstance(input_tokens, int | float) else 0
+        self.output_tokens += int(output_tokens) if isinstance(output_tokens, int | float) else 0
 
     def add_skip(self, category: str) -> None:
         self._tally(category).skipped += 1
@@ -174,42 +186,49 @@ class _Part:
     reference: float  # missing counted as 0
     count: int
     missing: tuple[str, ...]
+    members: tuple[str, ...]
 
 
-def _leaf(cats: dict[str, CategoryScore], name: str) -> _Part:
+def _leaf(cats: dict[str, CategoryScore], name: str, sized_by_run: bool) -> _Part:
     score = cats.get(name)
-    size = DATASET_SIZES[name]
-    if score is None or not score.complete or score.accuracy is None:
-        return _Part(None, 0.0, size, (name,))
-    return _Part(score.accuracy, score.accuracy, score.total, ())
+    usable = score is not None and score.accuracy is not None
+    if not usable or not (sized_by_run or score.complete):  # type: ignore[union-attr]
+        return _Part(None, 0.0, DATASET_SIZES[name], (name,), (name,))
+    assert score is not None and score.accuracy is not None
+    return _Part(score.accuracy, score.accuracy, score.total, (), (name,))
 
 
-def _missing(parts: Iterable[_Part]) -> tuple[str, ...]:
-    return tuple(m for p in parts for m in p.missing)
+def _combine(parts: list[_Part], reference: float) -> _Part:
+    missing = tuple(m for p in parts for m in p.missing)
+    return _Part(
+        None if missing else reference,
+        reference,
+        sum(p.count for p in parts),
+        missing,
+        tuple(m for p in parts for m in p.members),
+    )
 
 
 def _mean(parts: list[_Part]) -> _Part:
-    missing = _missing(parts)
-    reference = sum(p.reference for p in parts) / len(parts)
-    accuracy = None if missing else reference
-    return _Part(accuracy, reference, sum(p.count for p in parts), missing)
+    return _combine(parts, sum(p.reference for p in parts) / len(parts))
 
 
 def _count_weighted(parts: list[_Part]) -> _Part:
-    missing = _missing(parts)
     total = sum(p.count for p in parts)
-    reference = sum(p.reference * p.count for p in parts) / total
-    return _Part(None if missing else reference, reference, total, missing)
+    return _combine(parts, sum(p.reference * p.count for p in parts) / total)
 
 
 def _weighted(parts: list[_Part], weights: list[float]) -> _Part:
-    missing = _missing(parts)
-    reference = sum(p.reference * w for p, w in zip(parts, weights, strict=True)) / sum(weights)
-    return _Part(None if missing else reference, reference, sum(p.count for p in parts), missing)
+    weighted = sum(p.reference * w for p, w in zip(parts, weights, strict=True))
+    return _combine(parts, weighted / sum(weights))
 
 
-def aggregate_groups(cats: dict[str, CategoryScore]) -> dict[str, GroupScore]:
-    leaf = {name: _leaf(cats, name) for name in ALL_SCORING}
+def aggregate_groups(
+    cats: dict[str, CategoryScore], sized_by_run: bool = False
+) -> dict[str, GroupScore]:
+    """The leaderboard's summaries. With ``sized_by_run`` a category counts as present when it
+    has any scored entry (comparisons on a sample), weighted by the entries scored."""
+    leaf = {name: _leaf(cats, name, sized_by_run) for name in ALL_SCORING}
     simple = _mean([leaf["simple_python"], leaf["simple_java"], leaf["simple_javascript"]])
     non_live = _mean([simple, leaf["multiple"], leaf["parallel"], leaf["parallel_multiple"]])
     live = _count_weighted(
@@ -240,7 +259,10 @@ def aggregate_groups(cats: dict[str, CategoryScore]) -> dict[str, GroupScore]:
     }
     return {
         name: GroupScore(
-            accuracy=p.accuracy, reference_accuracy=p.reference, missing=list(p.missing)
+            accuracy=p.accuracy,
+            reference_accuracy=p.reference,
+            missing=list(p.missing),
+            members=list(p.members),
         )
         for name, p in parts.items()
     }

@@ -23,6 +23,7 @@ from pytest_bfcl.dataset.models import AstAnswer, Entry
 from pytest_bfcl.models.base import Generation, Model, NotGenerated, Task
 from pytest_bfcl.models.oracle import OracleModel
 from pytest_bfcl.models.replay import ReplayModel
+from pytest_bfcl.run.sampling import stratified_sample
 from pytest_bfcl.settings import Settings
 
 # Kinds whose runners are not part of this release yet: collected, then skipped with a reason.
@@ -67,6 +68,7 @@ class BfclRun:
         self.model = model
         self.scoring = model.scoring
         self._entry_maps: dict[str, dict[str, Entry]] = {}
+        self._sample: dict[str, set[str]] | None = None
 
     @classmethod
     def create(cls, settings: Settings) -> BfclRun:
@@ -82,7 +84,18 @@ class BfclRun:
     # -- selection ----------------------------------------------------------------------------
 
     def selected(self) -> list[tuple[Category, list[Entry]]]:
-        return [(CATEGORIES[c], self.dataset.entries(c)) for c in self.settings.categories]
+        return [(CATEGORIES[c], self.entries_for(c)) for c in self.settings.categories]
+
+    def entries_for(self, category: str) -> list[Entry]:
+        """The entries of a selected category that this run scores (all, or the sample)."""
+        entries = self.dataset.entries(category)
+        if self.settings.sample is None:
+            return entries
+        if self._sample is None:
+            ids = {c: [e.id for e in self.dataset.entries(c)] for c in self.settings.categories}
+            self._sample = stratified_sample(ids, self.settings.sample, self.settings.seed)
+        chosen = self._sample.get(category, set())
+        return [e for e in entries if e.id in chosen]
 
     def entry(self, entry_id: str) -> Entry:
         return self._entries_of(category_of_id(entry_id))[entry_id]
@@ -143,4 +156,7 @@ class BfclRun:
                 "data_dir": str(self.source.data_dir),
             },
             "plugin_version": __version__,
+            "sample": self.settings.sample,
+            "seed": self.settings.seed if self.settings.sample is not None else None,
+            "gate": self.settings.gate.model_dump(),
         }

@@ -1,0 +1,45 @@
+"""An SVG bar chart of category scores, against the baseline when there is one. Plain SVG, so
+no plotting library is needed and CI artifacts open in any browser."""
+
+from __future__ import annotations
+
+from html import escape
+
+from pytest_bfcl.report.gate import GateResult
+from pytest_bfcl.report.scores import Scores
+
+_ROW = 22
+_LEFT = 190
+_WIDTH = 420
+
+
+def svg_chart(scores: Scores, gate: GateResult | None, title: str) -> str:
+    baseline = {c.name: c for c in gate.comparisons if c.kind == "category"} if gate else {}
+    rows = [(n, c.accuracy) for n, c in scores.categories.items() if c.accuracy is not None]
+    height = 50 + _ROW * len(rows)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_LEFT + _WIDTH + 90}" '
+        f'height="{height}" font-family="sans-serif" font-size="12">',
+        f'<text x="10" y="20" font-size="14" font-weight="bold">{escape(title)}</text>',
+    ]
+    for i, (name, accuracy) in enumerate(rows):
+        y = 35 + i * _ROW
+        parts.append(f'<text x="10" y="{y + 13}">{escape(name)}</text>')
+        comparison = baseline.get(name)
+        if comparison is not None:
+            width = comparison.baseline_accuracy * _WIDTH
+            parts.append(
+                f'<rect x="{_LEFT}" y="{y}" width="{width:.1f}" height="16" fill="#c8c8c8">'
+                f"<title>baseline {comparison.baseline_accuracy:.2%}</title></rect>"
+            )
+        color = "#d62728" if comparison is not None and comparison.failed else "#1f77b4"
+        parts.append(
+            f'<rect x="{_LEFT}" y="{y + 4}" width="{accuracy * _WIDTH:.1f}" height="8" '
+            f'fill="{color}"><title>current {accuracy:.2%}</title></rect>'
+        )
+        label = f"{accuracy:.1%}"
+        if comparison is not None:
+            label += f" ({-comparison.drop_points:+.1f})"
+        parts.append(f'<text x="{_LEFT + _WIDTH + 6}" y="{y + 13}">{label}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,169 @@
+"""The regression gate: paired comparison with a baseline, and absolute score thresholds.
+
+For every category, group and the overall score, the entries scored in both runs are paired.
+Flips are counted both ways and McNemar's exact test (a two-sided binomial test on the flips)
+gives the p-value. With the default ``significant`` gate a comparison fails only when its drop
+is at least ``min_drop`` points *and* ``p < alpha``; ``any`` fails on a single regressed entry;
+``off`` never fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from math import comb
+from typing import Literal
+
+from pydantic import BaseModel
+
+from pytest_bfcl.dataset.categories import category_of_id
+from pytest_bfcl.report.scores import CategoryScore, aggregate_groups
+
+GateMode = Literal["significant", "any", "off"]
+
+# Groups whose comparison is reported (the leaderboard's summaries), then the overall.
+GATED_GROUPS = ("non_live", "live", "irrelevance", "multi_turn", "agentic", "web_search", "memory")
+
+
+class GateSettings(BaseModel):
+    mode: GateMode = "significant"
+    alpha: float = 0.05
+    min_drop: float = 1.0  # percentage points
+
+
+class Comparison(BaseModel):
+    name: str
+    kind: Literal["category", "group", "overall"]
+    paired: int
+    baseline_accuracy: float
+    current_accuracy: float
+    regressions: list[str]  # passed in the baseline, fail now
+    improvements: list[str]  # failed in the baseline, pass now
+    p_value: float
+    failed: bool = False
+
+    @property
+    def drop_points(self) -> float:
+        return (self.baseline_accuracy - self.current_accuracy) * 100
+
+
+class GateResult(BaseModel):
+    settings: GateSettings
+    comparisons: list[Comparison]
+    common_only: bool = False  # compared on the common part of a mismatched baseline
+    threshold_failures: list[str] = []
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.threshold_failures) or any(c.failed for c in self.comparisons)
+
+
+def mcnemar_exact(regressions: int, improvements: int) -> float:
+    """Two-sided exact McNemar p-value for the given discordant counts."""
+    n = regressions + improvements
+    if n == 0:
+        return 1.0
+    tail = sum(comb(n, k) for k in range(min(regressions, improvements) + 1))
+    return min(1.0, 2 * tail / 2**n)
+
+
+def _scores_on(ids: Iterable[str], verdicts: dict[str, bool]) -> dict[str, CategoryScore]:
+    """Per-category scores over the given ids (treated as complete categories)."""
+    tallies: dict[str, list[int]] = {}
+    for entry_id in ids:
+        counts = tallies.setdefault(category_of_id(entry_id), [0, 0])
+        counts[0] += int(verdicts[entry_id])
+        counts[1] += 1
+    return {
+        name: CategoryScore(
+            accuracy=correct / total,
+            correct=correct,
+            total=total,
+            dataset_size=total,
+            complete=True,
+        )
+        for name, (correct, total) in tallies.items()
+    }
+
+
+def compare(
+    current: dict[str, bool],
+    baseline: dict[str, bool],
+    settings: GateSettings,
+    common_only: bool = False,
+) -> GateResult:
+    common = sorted(set(current) & set(baseline))
+    by_category: dict[str, list[str]] = {}
+    for entry_id in common:
+        by_category.setdefault(category_of_id(entry_id), []).append(entry_id)
+    comparisons = [
+        _comparison(name, "category", ids, current, baseline) for name, ids in by_category.items()
+    ]
+    current_groups = aggregate_groups(_scores_on(common, current), sized_by_run=True)
+    baseline_groups = aggregate_groups(_scores_on(common, baseline), sized_by_run=True)
+    for name in (*GATED_GROUPS, "overall"):
+        now, before = current_groups[name], baseline_groups[name]
+        if now.accuracy is None or before.accuracy is None:
+            continue  # a category of the group was not run on both sides
+        members = [i for i in common if category_of_id(i) in now.members]
+        comparisons.append(
+            _comparison(
+                name,
+                "overall" if name == "overall" else "group",
+                members,
+                current,
+                baseline,
+                accuracies=(before.accuracy, now.accuracy),
+            )
+        )
+    for comparison in comparisons:
+        comparison.failed = _fails(comparison, settings)
+    return GateResult(settings=settings, comparisons=comparisons, common_only=common_only)
+
+
+def _comparison(
+    name: str,
+    kind: Literal["category", "group", "overall"],
+    ids: list[str],
+    current: dict[str, bool],
+    baseline: dict[str, bool],
+    accuracies: tuple[float, float] | None = None,
+) -> Comparison:
+    regressions = [i for i in ids if baseline[i] and not current[i]]
+    improvements = [i for i in ids if current[i] and not baseline[i]]
+    if accuracies is None:
+        accuracies = (
+            sum(baseline[i] for i in ids) / len(ids),
+            sum(current[i] for i in ids) / len(ids),
+        )
+    return Comparison(
+        name=name,
+        kind=kind,
+        paired=len(ids),
+        baseline_accuracy=accuracies[0],
+        current_accuracy=accuracies[1],
+        regressions=regressions,
+        improvements=improvements,
+        p_value=mcnemar_exact(len(regressions), len(improvements)),
+    )
+
+
+def _fails(comparison: Comparison, settings: GateSettings) -> bool:
+    if settings.mode == "off":
+        return False
+    if settings.mode == "any":
+        return bool(comparison.regressions)
+    return comparison.drop_points >= settings.min_drop and comparison.p_value < settings.alpha
+
+
+def parse_threshold(spec: str) -> tuple[str, float]:
+    """``NAME=VALUE``: VALUE in percent (``85``, ``85%``, ``85.5``)."""
+    name, sep, value = spec.partition("=")
+    if not sep or not name.strip():
+        raise ValueError(f"--bfcl-min-score expects NAME=PERCENT, got {spec!r}")
+    try:
+        number = float(value.strip().rstrip("%"))
+    except ValueError:
+        raise ValueError(f"--bfcl-min-score {spec!r}: {value!r} is not a number") from None
+    if not 0 <= number <= 100:
+        raise ValueError(f"--bfcl-min-score {spec!r}: the score must be between 0 and 100")
+    return name.strip(), number

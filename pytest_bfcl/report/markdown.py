@@ -1,0 +1,65 @@
+"""A Markdown summary for pull-request pages (written to ``$GITHUB_STEP_SUMMARY`` when set)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_bfcl.report.gate import GateResult
+from pytest_bfcl.report.render import percent
+from pytest_bfcl.report.scores import Scores
+
+
+def markdown_summary(scores: Scores, metadata: dict[str, Any], gate: GateResult | None) -> str:
+    lines = [
+        f"### BFCL V4: `{metadata.get('model')}` ({metadata.get('mode')})",
+        "",
+    ]
+    if metadata.get("sample"):
+        lines += [f"Sample: {metadata['sample']} (seed {metadata.get('seed')}).", ""]
+    compared = {c.name: c for c in gate.comparisons} if gate else {}
+    if compared:
+        lines += [
+            "| category | baseline | current | change | p-value | regressed |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+    else:
+        lines += ["| category | correct | total | accuracy |", "|---|---:|---:|---:|"]
+    for name, cat in scores.categories.items():
+        c = compared.get(name)
+        if compared and c:
+            mark = " :x:" if c.failed else ""
+            lines.append(
+                f"| {name}{mark} | {percent(c.baseline_accuracy).strip()} | "
+                f"{percent(c.current_accuracy).strip()} | {-c.drop_points:+.2f} | "
+                f"{c.p_value:.3g} | {len(c.regressions)} |"
+            )
+        elif compared:
+            lines.append(f"| {name} | n/a | {percent(cat.accuracy).strip()} | | | |")
+        else:
+            lines.append(
+                f"| {name} | {cat.correct} | {cat.total} | {percent(cat.accuracy).strip()} |"
+            )
+    overall = scores.overall
+    if scores.partial:
+        lines += [
+            "",
+            "Overall: partial (leaderboard formula, not-run as 0: "
+            f"{percent(overall.reference_accuracy).strip()})",
+        ]
+    else:
+        lines += ["", f"Overall: **{percent(overall.accuracy).strip()}**"]
+    if gate is not None:
+        verdict = "FAILED" if gate.failed else "passed"
+        lines += ["", f"Gate ({gate.settings.mode}): **{verdict}**"]
+        lines += [f"- {reason}" for reason in gate_reasons(gate)]
+    return "\n".join(lines) + "\n"
+
+
+def gate_reasons(gate: GateResult) -> list[str]:
+    reasons = [
+        f"{c.name}: {c.baseline_accuracy * 100:.2f}% -> {c.current_accuracy * 100:.2f}% "
+        f"({-c.drop_points:+.2f} points, p={c.p_value:.3g}, {len(c.regressions)} regressed)"
+        for c in gate.comparisons
+        if c.failed
+    ]
+    return reasons + gate.threshold_failures

@@ -1,0 +1,60 @@
+"""Stratified, seeded sampling of entries, so a pull request can run a fixed, cheap slice.
+
+The same spec and seed give the same sample in every process (xdist workers included).
+"""
+
+from __future__ import annotations
+
+import random
+
+
+def parse_sample(spec: str) -> float | int:
+    """``0.1`` or ``10%`` is a fraction of each category; ``200`` is a total entry count."""
+    text = spec.strip()
+    try:
+        if text.endswith("%"):
+            value: float | int = float(text[:-1]) / 100
+        elif "." in text:
+            value = float(text)
+        else:
+            value = int(text)
+    except ValueError:
+        raise ValueError(f"--bfcl-sample expects a count or a fraction, got {spec!r}") from None
+    if isinstance(value, float) and not 0 < value <= 1:
+        raise ValueError(f"--bfcl-sample fraction must be in (0, 1], got {spec!r}")
+    if isinstance(value, int) and value < 1:
+        raise ValueError(f"--bfcl-sample count must be at least 1, got {spec!r}")
+    return value
+
+
+def allocate(sizes: dict[str, int], sample: float | int) -> dict[str, int]:
+    """How many entries to draw from each category: a fraction of each, or a total split in
+    proportion to category sizes (largest remainder), at least one per non-empty category."""
+    if isinstance(sample, float):
+        return {name: min(n, max(1, round(sample * n))) if n else 0 for name, n in sizes.items()}
+    total = sum(sizes.values())
+    if sample >= total:
+        return dict(sizes)
+    exact = {name: sample * n / total for name, n in sizes.items()}
+    counts = {
+        name: min(sizes[name], max(1 if sizes[name] else 0, int(q))) for name, q in exact.items()
+    }
+    leftover = sample - sum(counts.values())
+    for name in sorted(exact, key=lambda k: exact[k] - int(exact[k]), reverse=True):
+        if leftover <= 0:
+            break
+        if counts[name] < sizes[name]:
+            counts[name] += 1
+            leftover -= 1
+    return counts
+
+
+def stratified_sample(
+    ids_by_category: dict[str, list[str]], sample: float | int, seed: int
+) -> dict[str, set[str]]:
+    counts = allocate({name: len(ids) for name, ids in ids_by_category.items()}, sample)
+    chosen = {}
+    for name, ids in ids_by_category.items():
+        rng = random.Random(f"{seed}:{name}")
+        chosen[name] = set(rng.sample(sorted(ids), counts[name]))
+    return chosen
