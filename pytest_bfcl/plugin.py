@@ -341,10 +341,11 @@ class BfclSessionPlugin:
                 }
             write_json_atomic(Path(settings.report_path), report)
         if settings.save_baseline_path is not None:
+            portable = {**metadata, "dataset": {**metadata["dataset"], "data_dir": None}}
             save_baseline(
                 Path(settings.save_baseline_path),
                 self.board.verdicts,
-                metadata,
+                portable,  # no machine-specific paths in a file meant to be committed
                 scores.model_dump(mode="json")["categories"],
             )
         if settings.csv_dir is not None:

@@ -1,0 +1,305 @@
+"""Regression gating end to end: baselines, outcomes, the significance gate, thresholds,
+sampling, and the CI reports (junit schema, CSV layout, Markdown, chart)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from pytest_bfcl.check.single_turn import ScoringOptions
+from pytest_bfcl.models.base import Task
+from pytest_bfcl.models.oracle import OracleModel
+from pytest_bfcl.report.gate import GateSettings, compare, mcnemar_exact, parse_threshold
+from pytest_bfcl.run.sampling import allocate, parse_sample, stratified_sample
+
+pytest_plugins = ["pytester"]
+WRONG = "I would rather not call anything."  # a text answer: fails every AST entry
+
+
+def write_results(root: Path, dataset, wrong_ids: set[str]) -> Path:
+    """Replay results for simple_python: oracle answers, except text for ``wrong_ids``."""
+    oracle = OracleModel(ScoringOptions("fc", True))
+    answers = dataset.answers("simple_python")
+    path = root / "non_live" / "BFCL_v4_simple_python_result.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as fh:
+        for entry in dataset.entries("simple_python"):
+            result = (
+                WRONG
+                if entry.id in wrong_ids
+                else oracle.generate(Task(entry, answers[entry.id])).result
+            )
+            fh.write(json.dumps({"id": entry.id, "result": result, "latency": 1.0}) + "\n")
+    return root
+
+
+def ids(numbers) -> set[str]:
+    return {f"simple_python_{n}" for n in numbers}
+
+
+@pytest.fixture
+def gate_env(pytester, dataset, data_source, tmp_path):
+    """Records a baseline in which entries 0..19 fail; returns a runner for later results."""
+    base_results = write_results(tmp_path / "base", dataset, ids(range(20)))
+    baseline = tmp_path / "baseline.json"
+    common = [
+        f"--bfcl-data={data_source.data_dir}",
+        "--bfcl-category=simple_python",
+        "-p",
+        "no:cacheprovider",
+    ]
+    first = pytester.runpytest(
+        f"--bfcl-model=replay:{base_results}", f"--bfcl-save-baseline={baseline}", *common
+    )
+    first.assert_outcomes(passed=380, failed=20)
+
+    def run(wrong: set[str], *extra: str, name: str = "now"):
+        results = write_results(tmp_path / name, dataset, wrong)
+        return pytester.runpytest(
+            f"--bfcl-model=replay:{results}", f"--bfcl-baseline={baseline}", *common, *extra
+        )
+
+    return run, baseline
+
+
+def test_baseline_file_records_verdicts_and_identity(gate_env, data_source):
+    _, baseline = gate_env
+    data = json.loads(baseline.read_text())
+    assert data["format"] == "pytest-bfcl-baseline/1"
+    assert len(data["verdicts"]) == 400 and sum(data["verdicts"].values()) == 380
+    assert data["metadata"]["dataset"]["version"] == "custom"
+    assert data["metadata"]["mode"] == "fc" and data["metadata"]["categories"] == ["simple_python"]
+
+
+def test_equal_run_passes_with_known_failures_as_xfail(gate_env):
+    run, _ = gate_env
+    result = run(ids(range(20)))
+    result.assert_outcomes(passed=380, xfailed=20)
+    assert result.ret == 0
+    assert "BFCL gate: passed" in result.stdout.str()
+
+
+def test_real_regression_fails_and_names_category_drop_p_value_and_ids(gate_env):
+    run, _ = gate_env
+    result = run(ids(range(20)) | ids(range(100, 140)))  # 40 flips out of 400
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str()
+    assert "BFCL gate: FAILED" in out
+    line = next(x for x in out.splitlines() if x.startswith("simple_python ") and "FAILED" in x)
+    assert "95.00%" in line and "85.00%" in line and "-10.00" in line
+    assert "1.82e-12" in line  # McNemar: 2 * 0.5**40
+    assert "regressed in simple_python: simple_python_100, simple_python_101" in out
+    assert "REGRESSION: this entry passed in the baseline" in out
+
+
+def test_two_flips_are_listed_but_do_not_fail(gate_env):
+    run, _ = gate_env
+    result = run(ids(range(20)) | ids([200, 201]))
+    result.assert_outcomes(passed=378, failed=2, xfailed=20)
+    assert result.ret == 0
+    assert (
+        "regressed (within noise) in simple_python: simple_python_200, simple_python_201"
+        in result.stdout.str()
+    )
+
+
+def test_improvements_never_fail(gate_env):
+    run, _ = gate_env
+    result = run(ids(range(5)))  # 15 of the baseline's failures now pass
+    result.assert_outcomes(passed=380, xfailed=5, xpassed=15)
+    assert result.ret == 0
+
+
+def test_gate_any_fails_on_a_single_flip(gate_env):
+    run, _ = gate_env
+    assert run(ids(range(20)) | ids([300]), "--bfcl-gate=any").ret == pytest.ExitCode.TESTS_FAILED
+    assert run(ids(range(20)) | ids(range(100, 140)), "--bfcl-gate=off", name="off").ret == 0
+
+
+def test_baseline_from_other_data_is_refused(gate_env, tmp_path):
+    run, baseline = gate_env
+    data = json.loads(baseline.read_text())
+    data["metadata"]["dataset"]["sha256"] = "0" * 64
+    data["metadata"]["mode"] = "prompt"
+    baseline.write_text(json.dumps(data))
+    refused = run(ids(range(20)))
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    err = refused.stderr.str()
+    assert (
+        "does not fit this run" in err and "dataset sha256 differs" in err and "mode differs" in err
+    )
+    accepted = run(ids(range(20)), "--bfcl-baseline-common", name="common")
+    assert accepted.ret == 0
+    assert "compared on the entries both runs have" in accepted.stdout.str()
+
+
+def test_not_a_baseline_is_refused(pytester, data_source, tmp_path):
+    bad = tmp_path / "b.json"
+    bad.write_text('{"hello": 1}')
+    result = pytester.runpytest(
+        "--bfcl-model=oracle", f"--bfcl-baseline={bad}", f"--bfcl-data={data_source.data_dir}"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "not a pytest-bfcl baseline" in result.stderr.str()
+
+
+def test_absolute_thresholds_without_baseline(pytester, dataset, data_source, tmp_path):
+    results = write_results(tmp_path / "r", dataset, ids(range(20)))  # 95 %
+    common = [
+        f"--bfcl-model=replay:{results}",
+        f"--bfcl-data={data_source.data_dir}",
+        "--bfcl-category=simple_python",
+    ]
+    passing = pytester.runpytest(*common, "--bfcl-min-score=simple_python=90")
+    assert passing.ret == 0
+    failing = pytester.runpytest(
+        *common, "--bfcl-min-score=simple_python=99", "--bfcl-min-score=overall=10"
+    )
+    assert failing.ret == pytest.ExitCode.TESTS_FAILED
+    out = failing.stdout.str()
+    assert "simple_python: 95.00% is below the minimum of 99.00%" in out
+    assert "overall: not run" in out
+    plain = pytester.runpytest(*common)
+    assert plain.ret == pytest.ExitCode.TESTS_FAILED  # without a gate, failures fail
+
+
+def test_sampled_pull_request_run_uses_only_sampled_baseline_entries(gate_env, tmp_path):
+    run, _ = gate_env
+    report = tmp_path / "sample.json"
+    # A 10 % sample runs 40 entries; the gate compares them with their own baseline verdicts.
+    result = run(ids(range(20)), "--bfcl-sample=0.1", "--bfcl-seed=7", f"--bfcl-report={report}")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("xfailed", 0) == 40
+    data = json.loads(report.read_text())
+    assert data["metadata"]["sample"] == 0.1 and data["metadata"]["seed"] == 7
+    assert data["gate"]["comparisons"][0]["paired"] == 40
+    assert result.ret == 0
+
+
+def test_reports_for_ci(gate_env, tmp_path, monkeypatch):
+    xmlschema = pytest.importorskip("xmlschema")
+    run, _ = gate_env
+    summary = tmp_path / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    junit, csv_dir, chart = tmp_path / "junit.xml", tmp_path / "csv", tmp_path / "chart.svg"
+    result = run(
+        ids(range(20)) | ids(range(100, 140)),
+        f"--junitxml={junit}",
+        f"--bfcl-csv={csv_dir}",
+        f"--bfcl-chart={chart}",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+    schema = xmlschema.XMLSchema(Path(__file__).parent / "data" / "junit.xsd")
+    schema.validate(str(junit))
+    cases = list(ET.parse(junit).getroot().iter("testcase"))
+    summary_case = next(c for c in cases if c.get("classname") == "bfcl.summary")
+    props = {p.get("name"): p.get("value") for p in summary_case.iter("property")}
+    assert props["bfcl_total"] == "400" and props["bfcl_regressions"] == "40"
+    assert summary_case.find("failure") is not None
+    regressed = next(c for c in cases if c.get("name") == "simple_python_100")
+    regressed_props = {p.get("name"): p.get("value") for p in regressed.iter("property")}
+    assert (
+        regressed_props["bfcl_baseline_valid"] == "true"
+        and regressed_props["bfcl_valid"] == "false"
+    )
+
+    overall = (csv_dir / "data_overall.csv").read_text().split("\n")
+    header, row = overall[0].split(","), overall[1].split(",")
+    assert len(header) == len(row) == 36 and header[1] == "Overall Acc" and header[35] == "License"
+    assert row[0] == "1" and row[9] == "N/A"  # Non-Live Simple AST needs java/javascript too
+    assert row[5] == "1.0"  # latency mean, a raw column
+    non_live = dict(
+        zip(
+            *[line.split(",") for line in (csv_dir / "data_non_live.csv").read_text().split("\n")],
+            strict=True,
+        )
+    )
+    assert non_live["Python Simple AST"] == "85.00%"
+    assert not (csv_dir / "data_live.csv").read_text().endswith("\n")
+    fs_header = (csv_dir / "data_format_sensitivity.csv").read_text().split("\n")[0].split(",")
+    assert len(fs_header) == 4 + 26
+
+    svg = ET.parse(chart).getroot()
+    assert svg.tag.endswith("svg")
+    text = summary.read_text()
+    assert "| simple_python :x: | 95.00% | 85.00% | -10.00 |" in text
+    assert "Gate (significant): **FAILED**" in text
+
+
+def test_xdist_gives_identical_verdicts_reports_and_exit_status(gate_env, pytester, tmp_path):
+    pytest.importorskip("xdist")
+    run, _ = gate_env
+    runs = {}
+    for workers in ("0", "2"):
+        report = tmp_path / f"report-{workers}.json"
+        junit = tmp_path / f"junit-{workers}.xml"
+        result = run(
+            ids(range(20)) | ids(range(100, 140)),
+            "-n",
+            workers,
+            f"--bfcl-report={report}",
+            f"--junitxml={junit}",
+            name=f"x{workers}",
+        )
+        verdicts = {
+            c.get("name"): {p.get("name"): p.get("value") for p in c.iter("property")}.get(
+                "bfcl_valid"
+            )
+            for c in ET.parse(junit).getroot().iter("testcase")
+        }
+        data = json.loads(report.read_text())
+        runs[workers] = (result.ret, verdicts, data["categories"], data["groups"], data["gate"])
+    assert runs["0"] == runs["2"]
+    assert runs["0"][0] == pytest.ExitCode.TESTS_FAILED
+
+
+# -- units --------------------------------------------------------------------------------------
+
+
+def test_mcnemar_exact():
+    assert mcnemar_exact(0, 0) == 1.0
+    assert mcnemar_exact(2, 0) == 0.5
+    assert mcnemar_exact(5, 5) == 1.0
+    assert mcnemar_exact(40, 0) == pytest.approx(2 * 0.5**40)
+    assert mcnemar_exact(10, 2) == pytest.approx(0.03857421875)
+
+
+def test_compare_groups_and_overall():
+    baseline = {f"simple_python_{i}": True for i in range(100)} | {
+        f"irrelevance_{i}": True for i in range(50)
+    }
+    current = dict(baseline) | {f"simple_python_{i}": False for i in range(30)}
+    result = compare(current, baseline, GateSettings())
+    by_name = {c.name: c for c in result.comparisons}
+    assert by_name["simple_python"].failed and by_name[
+        "simple_python"
+    ].drop_points == pytest.approx(30)
+    assert not by_name["irrelevance"].failed
+    assert "non_live" not in by_name  # java/javascript/multiple... were not run
+
+
+def test_threshold_parsing():
+    assert parse_threshold("live=85") == ("live", 85.0)
+    assert parse_threshold("overall=72.5%") == ("overall", 72.5)
+    for bad in ("live", "live=abc", "live=120"):
+        with pytest.raises(ValueError):
+            parse_threshold(bad)
+
+
+def test_sampling_is_stratified_and_seeded():
+    assert parse_sample("0.1") == 0.1 and parse_sample("10%") == 0.1 and parse_sample("200") == 200
+    with pytest.raises(ValueError):
+        parse_sample("0")
+    sizes = {"a": 400, "b": 100, "c": 0}
+    assert allocate(sizes, 0.1) == {"a": 40, "b": 10, "c": 0}
+    assert allocate(sizes, 50) == {"a": 40, "b": 10, "c": 0}
+    assert sum(allocate({"a": 3, "b": 3, "c": 3}, 7).values()) == 7
+    population = {"a": [f"a_{i}" for i in range(400)], "b": [f"b_{i}" for i in range(100)]}
+    first = stratified_sample(population, 0.1, seed=1)
+    assert first == stratified_sample(population, 0.1, seed=1)
+    assert first != stratified_sample(population, 0.1, seed=2)
+    assert len(first["a"]) == 40 and first["a"] <= set(population["a"])
