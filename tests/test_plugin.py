@@ -211,3 +211,18 @@ def test_xdist_gives_the_same_report(pytester, data_args, dataset, tmp_path):
         reports.append(json.loads(report.read_text()))
     assert reports[0]["categories"] == reports[1]["categories"]
     assert reports[0]["groups"] == reports[1]["groups"]
+
+
+def test_stepwise_stops_and_resumes_on_bfcl_items(pytester, dataset, tmp_path):
+    results = tmp_path / "r"
+    write_results(results, dataset, "live_parallel", "live", {"live_parallel_4-1-0": "no call"})
+    args = [
+        f"--bfcl-model=replay:{results}",
+        "--bfcl-category=live_parallel",
+        f"--bfcl-data={dataset.root}",
+        "--sw",
+    ]
+    first = pytester.runpytest(*args)
+    first.assert_outcomes(passed=4, failed=1)  # stops at the first failure
+    second = pytester.runpytest(*args, "--sw-skip")
+    second.assert_outcomes(passed=11, failed=1, deselected=4)
