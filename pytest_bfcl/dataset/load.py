@@ -6,6 +6,7 @@ plugin builds one per session, so collecting the full suite parses the data once
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 from collections.abc import Iterator
@@ -83,6 +84,8 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def validate(model: type[M], obj: dict[str, Any], path: Path, lineno: int) -> M:
+    if model is Entry and isinstance(obj.get("function"), list):
+        obj["source_function"] = obj["function"]  # kept verbatim for prompt rendering
     try:
         return model.model_validate(obj)
     except ValidationError as exc:
@@ -95,7 +98,15 @@ def validate(model: type[M], obj: dict[str, Any], path: Path, lineno: int) -> M:
 
 
 def read_models(path: Path, model: type[M]) -> list[M]:
-    return [validate(model, obj, path, lineno) for lineno, obj in read_jsonl(path)]
+    # Bulk loading creates many long-lived objects; the cyclic collector would rescan them over
+    # and over (about a third of the load time), and nothing here creates cycles.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return [validate(model, obj, path, lineno) for lineno, obj in read_jsonl(path)]
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class Dataset:
@@ -119,12 +130,22 @@ class Dataset:
             self._files[key] = read_models(path, model)
         return self._files[key]
 
-    def function_docs(self, class_name: str) -> list[FunctionDoc]:
+    def _doc_file(self, class_name: str) -> str:
         try:
-            rel = f"multi_turn_func_doc/{FUNC_DOC_FILES[class_name]}"
+            return f"multi_turn_func_doc/{FUNC_DOC_FILES[class_name]}"
         except KeyError:
             raise DatasetError(f"no function docs are known for backend {class_name!r}") from None
-        return self._file_models(rel, FunctionDoc)
+
+    def function_docs(self, class_name: str) -> list[FunctionDoc]:
+        return self._file_models(self._doc_file(class_name), FunctionDoc)
+
+    def raw_function_docs(self, class_name: str) -> list[dict[str, Any]]:
+        """The backend's docs as written, aligned with :meth:`function_docs`."""
+        key = f"raw:{class_name}"
+        if key not in self._files:
+            path = self.root / self._doc_file(class_name)
+            self._files[key] = [obj for _, obj in read_jsonl(path)]
+        return self._files[key]
 
     # -- entries ------------------------------------------------------------------------------
 
@@ -151,18 +172,23 @@ class Dataset:
 
     def _with_backend_docs(self, entry: Entry, new_id: str | None = None) -> Entry:
         docs = [doc for cls in entry.involved_classes for doc in self.function_docs(cls)]
+        raw = [doc for cls in entry.involved_classes for doc in self.raw_function_docs(cls)]
         held_out: dict[str, list[FunctionDoc]] = {}
         for turn, names in (entry.missed_function or {}).items():
             for name in names:
-                match = next((d for d in docs if d.name == name), None)
-                if match is None:
+                index = next((i for i, d in enumerate(docs) if d.name == name), None)
+                if index is None:
                     raise DatasetError(
                         f"{entry.id}: held-out function {name!r} is not among the docs of "
                         f"{entry.involved_classes}"
                     )
-                docs.remove(match)
-                held_out.setdefault(turn, []).append(match)
-        update: dict[str, Any] = {"function": docs, "held_out_functions": held_out}
+                held_out.setdefault(turn, []).append(docs.pop(index))
+                raw.pop(index)
+        update: dict[str, Any] = {
+            "function": docs,
+            "source_function": raw,
+            "held_out_functions": held_out,
+        }
         if new_id is not None:
             update["id"] = new_id
         return entry.model_copy(update=update)

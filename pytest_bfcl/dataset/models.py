@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -49,6 +50,15 @@ class Entry(_Frozen):
     depends_on: list[str] = Field(default_factory=list)
     # format sensitivity: the prompt config string, None for the default prompt
     format_config: str | None = None
+    # ``function`` exactly as the data has it (key order, absent keys), aligned with it: prompts
+    # and tools are rendered from these. Not validated again, not dumped.
+    source_function: Any = Field(default=None, exclude=True, repr=False)
+
+    def function_sources(self) -> list[dict[str, Any]]:
+        """Deep copies of the raw function docs (safe to modify)."""
+        if self.source_function is not None:
+            return copy.deepcopy(self.source_function)
+        return [doc.model_dump(exclude_unset=True) for doc in self.function]
 
     @property
     def category(self) -> str:
