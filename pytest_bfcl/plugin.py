@@ -17,6 +17,7 @@ from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import CATEGORIES, Category
 from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.models.base import Generation
+from pytest_bfcl.models.openai_chat import ServerDown
 from pytest_bfcl.models.replay import ReplayError
 from pytest_bfcl.report.baseline import (
     Baseline,
@@ -185,7 +186,11 @@ class BfclItem(pytest.Item):
         if self.baseline_valid is not None:
             props.append(("bfcl_baseline_valid", str(self.baseline_valid).lower()))
         self.user_properties += props
-        outcome = self.run.generate(self.entry_id)  # infrastructure failures raise: pytest E
+        try:
+            outcome = self.run.generation_for(self.entry_id)  # infrastructure failures: pytest E
+        except ServerDown as exc:
+            self.session.shouldstop = f"pytest-bfcl: {exc}"  # one clear stop, not N errors
+            raise
         if isinstance(outcome, Skip):
             self.user_properties.append(("bfcl_skipped", outcome.reason))
             pytest.skip(outcome.reason)
@@ -262,6 +267,17 @@ class BfclSessionPlugin:
                 for name in self.settings.categories
             )
         return report
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        """Start generation for every BFCL item before the first one runs."""
+        if self.is_worker:
+            return  # under xdist each worker generates as its items arrive
+        ids = [item.entry_id for item in session.items if isinstance(item, BfclItem)]
+        self.run.prefetch(ids)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.run.close()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if not report.nodeid.startswith(f"{NODE_PREFIX}/"):

@@ -36,6 +36,19 @@ class Settings(BaseModel):
     seed: int = 0
     csv_dir: Path | None = None
     chart_path: Path | None = None
+    # OpenAI-compatible endpoints
+    base_urls: tuple[str, ...] = ()
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    sampling_seed: int | None = None
+    timeout: float = 120.0
+    retries: int = 4
+    concurrency: int = 8
+    cache_dir: Path | None = None
+    no_cache: bool = False
+    refresh: bool = False
+    model_identity: str = ""
 
     @field_validator("categories", mode="before")
     @classmethod
@@ -43,6 +56,13 @@ class Settings(BaseModel):
         if isinstance(value, str | list | tuple):
             return tuple(expand_categories(value))
         raise TypeError("categories must be a comma-separated string or a list")
+
+    @field_validator("base_urls", mode="before")
+    @classmethod
+    def _urls(cls, value: Any) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = value.split()
+        return tuple(url.rstrip("/") for url in value or ())
 
     @field_validator("sample", mode="before")
     @classmethod
@@ -107,6 +127,27 @@ OPTIONS: tuple[Option, ...] = (
     Option("--bfcl-seed", "seed", "seed of --bfcl-sample (default 0)"),
     Option("--bfcl-csv", "csv_dir", "write the leaderboard's CSV score tables to this directory"),
     Option("--bfcl-chart", "chart_path", "write an SVG chart of category scores (vs baseline)"),
+    Option(
+        "--bfcl-base-url",
+        "base_urls",
+        "OpenAI-compatible endpoint (…/v1); repeat to load-balance over replicas",
+        "append",
+    ),
+    Option("--bfcl-api-key-env", "api_key_env", "environment variable with the API key"),
+    Option("--bfcl-temperature", "temperature", "sampling temperature (default 0)"),
+    Option("--bfcl-max-tokens", "max_tokens", "maximum output tokens per request"),
+    Option("--bfcl-sampling-seed", "sampling_seed", "seed sent to servers that support one"),
+    Option("--bfcl-timeout", "timeout", "seconds before a request times out (default 120)"),
+    Option("--bfcl-retries", "retries", "retries of a failed request (default 4)"),
+    Option("--bfcl-concurrency", "concurrency", "requests in flight at once (default 8)"),
+    Option("--bfcl-cache-dir", "cache_dir", "response cache (default .bfcl-cache)"),
+    Option("--bfcl-no-cache", "no_cache", "neither read nor write the response cache", "flag"),
+    Option("--bfcl-refresh", "refresh", "ignore cached responses and store new ones", "flag"),
+    Option(
+        "--bfcl-model-identity",
+        "model_identity",
+        "extra cache identity (checkpoint hash, serving flags); a change invalidates the cache",
+    ),
 )
 
 

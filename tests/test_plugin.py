@@ -157,7 +157,7 @@ def test_malformed_replay_file_is_an_error_naming_file_and_line(pytester, data_a
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--bfcl-model=nonsense"], "unknown model 'nonsense'"),
+        (["--bfcl-model=replay:"], "replay needs a directory"),
         (["--bfcl-model=replay:/no/such/dir"], "does not exist"),
         (
             ["--bfcl-model=oracle", "--bfcl-category=simple_pyhton"],

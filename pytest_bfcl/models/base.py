@@ -29,6 +29,9 @@ class Generation(BaseModel):
     latency: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    reasoning: str | None = None  # reasoning content, when the server returns it
+    finish_reason: str | None = None
+    cached: bool = False  # answered from the response cache
 
 
 class NotGenerated(Exception):

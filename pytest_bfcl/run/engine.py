@@ -9,6 +9,7 @@ Usable without pytest::
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,12 @@ from pytest_bfcl.dataset.categories import CATEGORIES, Category, Kind, category_
 from pytest_bfcl.dataset.fetch import DataSource, resolve_data_source
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import AstAnswer, Entry
+from pytest_bfcl.dataset.texts import load_texts
 from pytest_bfcl.models.base import Generation, Model, NotGenerated, Task
+from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
 from pytest_bfcl.models.oracle import OracleModel
 from pytest_bfcl.models.replay import ReplayModel
+from pytest_bfcl.run.cache import ResponseCache
 from pytest_bfcl.run.sampling import stratified_sample
 from pytest_bfcl.settings import Settings
 
@@ -38,8 +42,14 @@ class ModelSpecError(ValueError):
     pass
 
 
-def make_model(spec: str, scoring: ScoringOptions) -> Model:
-    """Build a model from its ``--bfcl-model`` spelling."""
+def make_model(
+    spec: str,
+    scoring: ScoringOptions,
+    settings: Settings | None = None,
+    source: DataSource | None = None,
+) -> Model:
+    """Build a model from its ``--bfcl-model`` spelling: ``oracle``, ``replay:DIR``, or the
+    name of a model served by an OpenAI-compatible endpoint (``--bfcl-base-url``)."""
     if spec == "oracle":
         return OracleModel(scoring)
     if spec.startswith("replay:"):
@@ -47,9 +57,28 @@ def make_model(spec: str, scoring: ScoringOptions) -> Model:
         if not directory:
             raise ModelSpecError("replay needs a directory: --bfcl-model=replay:DIR")
         return ReplayModel(Path(directory), scoring)
-    raise ModelSpecError(
-        f"unknown model {spec!r}: use 'oracle' or 'replay:DIR' (stored generations)"
+    if settings is None or source is None:
+        raise ModelSpecError(f"unknown model {spec!r}: use 'oracle' or 'replay:DIR'")
+    if source.unpacked_root is None:
+        raise ModelSpecError(
+            "real models need the benchmark's prompt texts, which are read from the pinned "
+            "release; use it (no --bfcl-data) or point --bfcl-data at an unpacked bfcl-eval root"
+        )
+    endpoint = EndpointSettings(
+        model=spec,
+        base_urls=settings.base_urls,
+        api_key_env=settings.api_key_env,
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
+        seed=settings.sampling_seed,
+        timeout=settings.timeout,
+        retries=settings.retries,
+        identity=settings.model_identity,
     )
+    cache = None
+    if not settings.no_cache:
+        cache = ResponseCache(settings.cache_dir or Path(".bfcl-cache"), refresh=settings.refresh)
+    return OpenAIChatModel(endpoint, scoring, load_texts(source.unpacked_root), cache)
 
 
 @dataclass(frozen=True)
@@ -69,12 +98,14 @@ class BfclRun:
         self.scoring = model.scoring
         self._entry_maps: dict[str, dict[str, Entry]] = {}
         self._sample: dict[str, set[str]] | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._futures: dict[str, Future[Generation | Skip]] = {}
 
     @classmethod
     def create(cls, settings: Settings) -> BfclRun:
         scoring = ScoringOptions(settings.mode, settings.underscore_to_dot)
-        model = make_model(settings.model, scoring)
         source = resolve_data_source(settings.data_dir)
+        model = make_model(settings.model, scoring, settings, source)
         return cls(settings, Dataset(source), model)
 
     @property
@@ -133,6 +164,33 @@ class BfclRun:
         (the oracle on data errors); such entries are reported as expected failures."""
         known = getattr(self.model, "known_failure", None)
         return known(entry_id) if known else None
+
+    # -- pipelining --------------------------------------------------------------------------
+
+    def prefetch(self, entry_ids: list[str]) -> None:
+        """Start generating these entries, ``concurrency`` at a time, in this order, so a server
+        sees many requests in flight while items report one by one."""
+        if not getattr(self.model, "concurrent", False) or not entry_ids:
+            return
+        self._pool = ThreadPoolExecutor(
+            max_workers=self.settings.concurrency, thread_name_prefix="bfcl-generate"
+        )
+        for entry_id in entry_ids:
+            self._futures[entry_id] = self._pool.submit(self.generate, entry_id)
+
+    def generation_for(self, entry_id: str) -> Generation | Skip:
+        """The prefetched generation of an entry (waiting for it), or a new one."""
+        future = self._futures.pop(entry_id, None)
+        return future.result() if future is not None else self.generate(entry_id)
+
+    def in_flight(self) -> int:
+        return sum(1 for f in self._futures.values() if f.running())
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+        self._futures.clear()
 
     def score(self, generation: Generation) -> Verdict:
         entry = self.entry(generation.id)

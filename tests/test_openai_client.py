@@ -1,0 +1,159 @@
+"""Real-model path against a local OpenAI-compatible server: both modes, the response cache and
+resume, retries, and faults (infrastructure errors are E, model errors are F)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from fake_openai import FakeOpenAI
+
+pytest_plugins = ["pytester"]
+CATS = ["live_parallel", "live_relevance", "live_irrelevance"]
+
+
+@pytest.fixture
+def server(dataset):
+    with FakeOpenAI(dataset, CATS) as fake:
+        yield fake
+
+
+def args(fake, tmp_path, *extra, category="live_parallel,live_relevance"):
+    return [
+        "--bfcl-model=test-model",
+        f"--bfcl-base-url={fake.base_url}",
+        f"--bfcl-category={category}",
+        f"--bfcl-cache-dir={tmp_path / 'cache'}",
+        "--bfcl-retries=2",
+        "-p",
+        "no:cacheprovider",
+        *extra,
+    ]
+
+
+def test_function_calling_scores_equal_the_oracle(pytester, server, tmp_path):
+    result = pytester.runpytest(*args(server, tmp_path))
+    result.assert_outcomes(passed=32)
+    assert server.total_requests() == 32
+
+
+def test_prompting_mode_scores_equal_the_oracle(pytester, server, tmp_path):
+    server.mode = "prompt"
+    result = pytester.runpytest(*args(server, tmp_path, "--bfcl-mode=prompt"))
+    result.assert_outcomes(passed=32)
+
+
+def test_cache_answers_a_rerun_without_requests(pytester, server, tmp_path):
+    report = tmp_path / "r.json"
+    pytester.runpytest(*args(server, tmp_path, f"--bfcl-report={report}")).assert_outcomes(
+        passed=32
+    )
+    first = json.loads(report.read_text())["categories"]
+    sent = server.total_requests()
+    pytester.runpytest(*args(server, tmp_path, f"--bfcl-report={report}")).assert_outcomes(
+        passed=32
+    )
+    assert server.total_requests() == sent  # nothing sent again
+    assert json.loads(report.read_text())["categories"] == first
+    pytester.runpytest(*args(server, tmp_path, "--bfcl-refresh")).assert_outcomes(passed=32)
+    assert server.total_requests() == 2 * sent
+    pytester.runpytest(*args(server, tmp_path, "--bfcl-no-cache")).assert_outcomes(passed=32)
+    assert server.total_requests() == 3 * sent
+
+
+def test_rate_limits_and_server_errors_are_retried(pytester, server, tmp_path):
+    server.faults = {"live_parallel_0-0-0": ["429", "429"], "live_parallel_1-0-1": ["500", "drop"]}
+    # A dropped connection can also break the next request on a pooled connection: allow it.
+    result = pytester.runpytest(
+        *args(server, tmp_path, "--bfcl-category=live_parallel", "--bfcl-retries=4")
+    )
+    result.assert_outcomes(passed=16)
+    assert server.requests["live_parallel_0-0-0"] == 3
+    assert server.requests["live_parallel_1-0-1"] == 3
+
+
+def test_exhausted_retries_are_infrastructure_errors(pytester, server, tmp_path):
+    server.faults = {"live_parallel_2-0-2": ["500"] * 3}
+    result = pytester.runpytest(*args(server, tmp_path, "--bfcl-category=live_parallel"))
+    result.assert_outcomes(passed=15, errors=1)
+    assert "no usable answer after 3 attempts" in result.stdout.str()
+
+
+def test_malformed_answers_are_model_failures(pytester, server, tmp_path):
+    server.faults = {"live_parallel_3-0-3": ["malformed"], "live_parallel_4-1-0": ["empty"]}
+    result = pytester.runpytest(*args(server, tmp_path, "--bfcl-category=live_parallel"))
+    result.assert_outcomes(passed=14, failed=2)
+    assert "ast_decoder:decoder_failed" in result.stdout.str()
+
+
+def test_dead_server_stops_the_session_quickly(pytester, dataset, tmp_path):
+    fake = FakeOpenAI(dataset, CATS)  # never started: nothing listens on its port
+    fake.server.server_close()
+    started = time.monotonic()
+    result = pytester.runpytest(
+        *args(
+            fake,
+            tmp_path,
+            "--bfcl-category=live_irrelevance",
+            "--bfcl-retries=1",
+            "--bfcl-concurrency=2",
+        )
+    )
+    elapsed = time.monotonic() - started
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("errors", 0) <= 5 and outcomes.get("passed", 0) == 0
+    assert "unreachable" in result.stdout.str()
+    assert elapsed < 60
+
+
+def test_kill_and_resume_sends_no_cached_request_again(dataset, tmp_path, data_source):
+    with FakeOpenAI(dataset, ["simple_python"], latency=0.05) as fake:
+        report = tmp_path / "report.json"
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--bfcl-model=test-model",
+            f"--bfcl-base-url={fake.base_url}",
+            "--bfcl-category=simple_python",
+            f"--bfcl-cache-dir={tmp_path / 'cache'}",
+            "--bfcl-concurrency=4",
+            f"--bfcl-report={report}",
+            "--rootdir",
+            str(tmp_path),
+            str(tmp_path),
+        ]
+        proc = subprocess.Popen(
+            cmd,
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 60
+        while fake.total_requests() < 60 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        cached = sum(1 for _ in (tmp_path / "cache").rglob("*.json"))
+        before = dict(fake.requests)
+        assert 0 < cached < 400
+        done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout[-2000:]
+        resent = [
+            i for i, n in fake.requests.items() if n > before.get(i, 0) and before.get(i, 0) > 0
+        ]
+        # Entries answered before the kill were served from the cache; only the ones that were
+        # in flight at the kill (at most the concurrency) were asked again.
+        assert len(resent) <= 4
+        assert fake.total_requests() - sum(before.values()) == 400 - cached
+        scores = json.loads(report.read_text())["categories"]["simple_python"]
+        assert (scores["correct"], scores["total"]) == (400, 400)
