@@ -19,6 +19,7 @@ from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.models.base import Generation
 from pytest_bfcl.models.openai_chat import ServerDown
 from pytest_bfcl.models.replay import ReplayError
+from pytest_bfcl.perf import paused_gc
 from pytest_bfcl.report.baseline import (
     Baseline,
     BaselineError,
@@ -145,6 +146,10 @@ class BfclCategory(pytest.Collector):
             entries = self.run.entries_for(self.category.name)
         except DatasetError as exc:
             raise pytest.UsageError(f"pytest-bfcl: {exc}") from exc
+        with paused_gc():
+            return self._items(entries)
+
+    def _items(self, entries: list[Any]) -> list[pytest.Item]:
         items = []
         for entry in entries:
             before = self.baseline.verdict(entry.id) if self.baseline else None

@@ -6,7 +6,6 @@ plugin builds one per session, so collecting the full suite parses the data once
 
 from __future__ import annotations
 
-import gc
 import itertools
 import json
 from collections.abc import Iterator
@@ -32,6 +31,7 @@ from pytest_bfcl.dataset.models import (
     FunctionDoc,
     MultiTurnAnswer,
 )
+from pytest_bfcl.perf import paused_gc
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -98,15 +98,8 @@ def validate(model: type[M], obj: dict[str, Any], path: Path, lineno: int) -> M:
 
 
 def read_models(path: Path, model: type[M]) -> list[M]:
-    # Bulk loading creates many long-lived objects; the cyclic collector would rescan them over
-    # and over (about a third of the load time), and nothing here creates cycles.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         return [validate(model, obj, path, lineno) for lineno, obj in read_jsonl(path)]
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class Dataset:
