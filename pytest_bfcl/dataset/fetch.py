@@ -179,7 +179,3 @@ def resolve_data_source(data_dir: str | os.PathLike[str] | None = None) -> DataS
         root = path.parent.parent if path.parent.name == "bfcl_eval" else None
         return DataSource(path, "custom", None, root)
     return ensure_pinned_data()
-
-
-def describe(source: DataSource) -> dict[str, str | None]:
-    return {"data_dir": str(source.data_dir), "version": source.version, "sha256": source.sha256}

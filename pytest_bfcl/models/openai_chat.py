@@ -92,9 +92,8 @@ class OpenAIChatModel:
         self._clients = [self._client(url) for url in urls]
         self._next_client = itertools.cycle(self._clients)
         self._lock = threading.Lock()
-        self._unreachable_streak = 0
+        self._failure_streak = 0
         self.down_reason: str | None = None
-        self.requests_sent = 0
 
     def _client(self, base_url: str | None) -> openai.OpenAI:
         key = os.environ.get(self.settings.api_key_env) or "EMPTY"  # local servers need none
@@ -166,8 +165,6 @@ class OpenAIChatModel:
             client = next(self._next_client)
             started = time.perf_counter()
             try:
-                with self._lock:
-                    self.requests_sent += 1
                 response = client.chat.completions.create(**request)
             except Exception as exc:  # classified below; never swallowed
                 last = exc
@@ -177,7 +174,7 @@ class OpenAIChatModel:
                     time.sleep(self._delay(attempt, exc))
                 continue
             with self._lock:
-                self._unreachable_streak = 0
+                self._failure_streak = 0
             return self._record(response, time.perf_counter() - started)
         assert last is not None
         self._note_failure(last)
@@ -195,8 +192,8 @@ class OpenAIChatModel:
         # Entries whose retries all failed, one after another with no success between them: the
         # server is down or broken, and waiting out every remaining entry would take hours.
         with self._lock:
-            self._unreachable_streak += 1
-            if self._unreachable_streak >= self.DOWN_AFTER and not self.down_reason:
+            self._failure_streak += 1
+            if self._failure_streak >= self.DOWN_AFTER and not self.down_reason:
                 urls = ", ".join(self.settings.base_urls) or "the default endpoint"
                 self.down_reason = (
                     f"the model server at {urls} is unreachable or failing: {self.DOWN_AFTER} "

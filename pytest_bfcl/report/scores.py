@@ -191,10 +191,8 @@ class _Part:
 
 def _leaf(cats: dict[str, CategoryScore], name: str, sized_by_run: bool) -> _Part:
     score = cats.get(name)
-    usable = score is not None and score.accuracy is not None
-    if not usable or not (sized_by_run or score.complete):  # type: ignore[union-attr]
+    if score is None or score.accuracy is None or not (sized_by_run or score.complete):
         return _Part(None, 0.0, DATASET_SIZES[name], (name,), (name,))
-    assert score is not None and score.accuracy is not None
     return _Part(score.accuracy, score.accuracy, score.total, (), (name,))
 
 

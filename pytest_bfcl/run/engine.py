@@ -3,8 +3,11 @@
 Usable without pytest::
 
     run = BfclRun.create(Settings(model="oracle", categories="single_turn"))
-    for entry_id in run.selected_ids():
-        outcome = run.score(run.generate(entry_id))
+    for category in run.settings.categories:
+        for entry in run.entries_for(category):
+            generation = run.generate(entry.id)  # a Generation, or a Skip with its reason
+            if isinstance(generation, Generation):
+                verdict = run.score(generation)
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 from pytest_bfcl import __version__
 from pytest_bfcl.check.single_turn import ScoringOptions, evaluate_single_turn
 from pytest_bfcl.check.verdict import Verdict
-from pytest_bfcl.dataset.categories import CATEGORIES, Category, Kind, category_of_id
+from pytest_bfcl.dataset.categories import CATEGORIES, Kind, category_of_id
 from pytest_bfcl.dataset.fetch import DataSource, resolve_data_source
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import AstAnswer, Entry
@@ -114,9 +117,6 @@ class BfclRun:
 
     # -- selection ----------------------------------------------------------------------------
 
-    def selected(self) -> list[tuple[Category, list[Entry]]]:
-        return [(CATEGORIES[c], self.entries_for(c)) for c in self.settings.categories]
-
     def entries_for(self, category: str) -> list[Entry]:
         """The entries of a selected category that this run scores (all, or the sample)."""
         entries = self.dataset.entries(category)
@@ -182,9 +182,6 @@ class BfclRun:
         """The prefetched generation of an entry (waiting for it), or a new one."""
         future = self._futures.pop(entry_id, None)
         return future.result() if future is not None else self.generate(entry_id)
-
-    def in_flight(self) -> int:
-        return sum(1 for f in self._futures.values() if f.running())
 
     def close(self) -> None:
         if self._pool is not None:
