@@ -18,3 +18,4 @@ class Verdict(BaseModel):
     model_output: Any = None  # the raw output as stored (tool calls or text)
     decoded: Any = None  # what the decoder made of it, when decoding succeeded
     expected: Any = None  # the ground truth, where the category has one
+    report: list[str] | None = None  # readable detail lines for the failure report

@@ -86,8 +86,10 @@ def explain_failure(verdict: Verdict) -> str:
     lines = [
         f"BFCL {verdict.id} [{verdict.category}] failed: {verdict.error_type}",
         *(f"  reason:   {r}" for r in reasons),
-        f"  output:   {_compact(verdict.model_output)}",
     ]
+    if verdict.report:  # multi-step categories explain the failing turn themselves
+        return "\n".join(lines + verdict.report)
+    lines.append(f"  output:   {_compact(verdict.model_output)}")
     if verdict.decoded is not None:
         lines.append(f"  decoded:  {_compact(verdict.decoded)}")
     if verdict.expected is not None:

@@ -1,0 +1,59 @@
+"""What every backend shares: default state, scenario loading, the state that the checker
+compares, and the set of methods a model may call."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import random
+from functools import cache
+from typing import Any, ClassVar
+
+from pytest_bfcl.backends.long_context import LongContext
+
+
+class Backend:
+    """A simulated application. Public attributes are its *state* (compared by the checker);
+    public methods are its tools. Each entry and each run gets its own instance."""
+
+    # Public state fields and their defaults (deep-copied into every instance).
+    DEFAULTS: ClassVar[dict[str, Any]] = {}
+    # Seed of the private random generator when the scenario gives no ``random_seed``.
+    SEED: ClassVar[int | None] = None
+    # Classes without a scenario (the calculator) are never loaded.
+    STATELESS: ClassVar[bool] = False
+
+    def __init__(self) -> None:
+        for name, value in self.DEFAULTS.items():
+            setattr(self, name, copy.deepcopy(value))
+        self._long: LongContext | None = None
+        self._random = random.Random(self.SEED)
+
+    def _load_scenario(self, config: dict[str, Any], long_context: LongContext | None) -> None:
+        """Set every state field from the scenario, falling back to the default."""
+        self._long = long_context
+        for name, default in self.DEFAULTS.items():
+            setattr(self, name, copy.deepcopy(config.get(name, default)))
+        if self.SEED is not None:
+            self._random = random.Random(config.get("random_seed", self.SEED))
+
+    def _state(self) -> dict[str, Any]:
+        """The public attributes, as the checker compares them."""
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    @classmethod
+    def public_methods(cls) -> frozenset[str]:
+        """Names a model may call: public functions defined by the backend classes."""
+        return _public_methods(cls)
+
+
+@cache
+def _public_methods(cls: type[Backend]) -> frozenset[str]:
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if klass in (Backend, object):
+            continue
+        for name, member in vars(klass).items():
+            if not name.startswith("_") and inspect.isfunction(member):
+                names.add(name)
+    return frozenset(names)

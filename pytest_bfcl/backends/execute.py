@@ -1,0 +1,163 @@
+"""Safe execution of a model's call strings against an entry's own backend instances.
+
+A call string (``cd(folder='docs')``) is data: it is parsed with :mod:`ast`, its function name
+is looked up only among the public methods of the entry's backends, and its arguments are read
+as literals (plus bounded literal arithmetic and nested calls to those same methods). Nothing is
+ever passed to ``eval`` or ``exec``; a name that is not a tool (a builtin, a module, a private
+or dunder member) is an error result, fed back to the model as a real API would answer.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_bfcl.backends.base import Backend
+from pytest_bfcl.backends.long_context import LongContext
+from pytest_bfcl.backends.registry import backend_class
+from pytest_bfcl.decode.errors import DecodeError
+from pytest_bfcl.decode.python_calls import evaluate_literal_arithmetic
+
+# Names the benchmark refuses before evaluating, whatever they resolve to.
+DENIED_NAMES = frozenset({"kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"})
+MAX_NESTING = 32  # nested calls/containers in one argument
+
+
+class CallError(Exception):
+    """A call that cannot be executed; its message is the error result."""
+
+
+@dataclass
+class Environment:
+    """The backend instances of one entry in one run (inference, model evaluation or ground
+    truth). Instances persist across the entry's turns and steps and are never shared."""
+
+    instances: dict[str, Backend]
+    _owners: dict[str, Backend] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def create(
+        cls,
+        involved_classes: list[str],
+        initial_config: dict[str, Any] | None,
+        long_context: LongContext | None = None,
+    ) -> Environment:
+        instances: dict[str, Backend] = {}
+        for name in involved_classes:
+            instance = backend_class(name)()
+            if not instance.STATELESS:
+                config = copy.deepcopy((initial_config or {}).get(name, {}))
+                instance._load_scenario(config, long_context)
+            instances[name] = instance
+        env = cls(instances)
+        for instance in instances.values():  # a later class wins a name clash, as upstream
+            for method in type(instance).public_methods():
+                env._owners[method] = instance
+        return env
+
+    def execute(self, calls: list[str]) -> list[str]:
+        """Run the calls in order; one result string per call."""
+        return [self.execute_one(call) for call in calls]
+
+    def execute_one(self, call: str) -> str:
+        name = call.split("(")[0]
+        if "." in name:
+            name = name.split(".")[1]
+        if name in DENIED_NAMES:
+            return f"Error during execution: Function call {name} is not allowed."
+        try:
+            return render_result(self._run(call))
+        except CallError as exc:
+            return f"Error during execution: {exc}"
+        except Exception as exc:  # a backend method failing on odd input: the API's error
+            return f"Error during execution: {exc}"
+
+    def states(self) -> dict[str, dict[str, Any]]:
+        return {name: inst._state() for name, inst in self.instances.items()}
+
+    # -- evaluation -----------------------------------------------------------------------------
+
+    def _run(self, call: str) -> Any:
+        try:
+            tree = ast.parse(call.strip(), filename="<string>", mode="eval")
+        except SyntaxError as exc:
+            raise CallError(f"{exc.msg} (<string>, line {exc.lineno})") from None
+        except (ValueError, RecursionError, MemoryError) as exc:
+            raise CallError(f"cannot parse the call: {type(exc).__name__}") from None
+        return self._value(tree.body, 0)
+
+    def _call(self, node: ast.Call, depth: int) -> Any:
+        method = self._method(node.func)
+        args: list[Any] = []
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                raise CallError("argument unpacking is not supported")
+            args.append(self._value(arg, depth + 1))
+        kwargs: dict[str, Any] = {}
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                raise CallError("argument unpacking is not supported")
+            kwargs[keyword.arg] = self._value(keyword.value, depth + 1)
+        return method(*args, **kwargs)
+
+    def _method(self, func: ast.expr) -> Any:
+        if isinstance(func, ast.Name):
+            owner = self._owners.get(func.id)
+            if owner is None:
+                raise CallError(f"name '{func.id}' is not defined")
+            # Only names from the owner class's public method set are ever looked up.
+            return getattr(owner, func.id)
+        root = func
+        while isinstance(root, ast.Attribute | ast.Call | ast.Subscript):
+            root = root.value if not isinstance(root, ast.Call) else root.func
+        if isinstance(root, ast.Name):
+            raise CallError(f"name '{root.id}' is not defined")
+        raise CallError("only calls to the available functions can be executed")
+
+    def _value(self, node: ast.expr, depth: int) -> Any:
+        if depth > MAX_NESTING:
+            raise CallError("argument nested too deeply")
+        if isinstance(node, ast.Call):
+            return self._call(node, depth)
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            raise CallError(f"name '{node.id}' is not defined")
+        if isinstance(node, ast.List):
+            return [self._value(e, depth + 1) for e in node.elts]
+        if isinstance(node, ast.Tuple):
+            return tuple(self._value(e, depth + 1) for e in node.elts)
+        if isinstance(node, ast.Set):
+            return set(self._value(e, depth + 1) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            if any(k is None for k in node.keys):
+                raise CallError("dict unpacking is not supported")
+            return {
+                self._value(k, depth + 1): self._value(v, depth + 1)  # type: ignore[arg-type]
+                for k, v in zip(node.keys, node.values, strict=True)
+            }
+        if isinstance(node, ast.UnaryOp | ast.BinOp):
+            return self._arithmetic(node)
+        raise CallError(f"unsupported expression in a call: {ast.unparse(node)[:80]}")
+
+    @staticmethod
+    def _arithmetic(node: ast.expr) -> Any:
+        try:
+            return evaluate_literal_arithmetic(node)
+        except DecodeError as exc:
+            raise CallError(str(exc)) from None
+
+
+def render_result(result: Any) -> str:
+    """A method's return value as the text the model (and the checker) sees."""
+    if type(result) is str:
+        return result
+    if type(result) is dict:
+        try:
+            return json.dumps(result)
+        except (TypeError, ValueError, RecursionError):
+            return str(result)  # e.g. an mpmath or Decimal value: ``{'result': mpf('2.0')}``
+    return str(result)

@@ -1,0 +1,50 @@
+"""Backend classes by the names the dataset uses in ``involved_classes``."""
+
+from __future__ import annotations
+
+from pytest_bfcl.backends.base import Backend
+from pytest_bfcl.backends.filesystem import GorillaFileSystem
+from pytest_bfcl.backends.math_api import MathAPI
+from pytest_bfcl.backends.message import MessageAPI
+from pytest_bfcl.backends.posting import TwitterAPI
+from pytest_bfcl.backends.ticket import TicketAPI
+from pytest_bfcl.backends.trading import TradingBot
+from pytest_bfcl.backends.travel import TravelAPI
+from pytest_bfcl.backends.vehicle import VehicleControlAPI
+
+BACKENDS: dict[str, type[Backend]] = {
+    cls.__name__: cls
+    for cls in (
+        GorillaFileSystem,
+        MathAPI,
+        MessageAPI,
+        TwitterAPI,
+        TicketAPI,
+        TradingBot,
+        TravelAPI,
+        VehicleControlAPI,
+    )
+}
+
+# Each backend's function-doc file in the dataset (``multi_turn_func_doc/<file>.json``).
+DOC_FILES = {
+    "GorillaFileSystem": "gorilla_file_system",
+    "MathAPI": "math_api",
+    "MessageAPI": "message_api",
+    "TwitterAPI": "posting_api",
+    "TicketAPI": "ticket_api",
+    "TradingBot": "trading_bot",
+    "TravelAPI": "travel_booking",
+    "VehicleControlAPI": "vehicle_control",
+}
+
+
+class UnknownBackend(KeyError):
+    pass
+
+
+def backend_class(name: str) -> type[Backend]:
+    try:
+        return BACKENDS[name]
+    except KeyError:
+        raise UnknownBackend(f"no backend named {name!r}; known: {', '.join(BACKENDS)}") from None
