@@ -25,6 +25,9 @@ class Settings(BaseModel):
     report_path: Path | None = None
     # FC tool names: OpenAI-compatible APIs reject dots, so "a.b" is sent and expected as "a_b".
     underscore_to_dot: bool = True
+    # multi-turn: also fail calls made in a turn whose ground truth is empty (off by default,
+    # as on the leaderboard)
+    strict_multi_turn: bool = False
     # regression gating
     baseline_path: Path | None = None
     save_baseline_path: Path | None = None
@@ -103,6 +106,12 @@ OPTIONS: tuple[Option, ...] = (
         "categories",
         "comma-separated categories or groups (all, all_scoring, single_turn, multi_turn, live, "
         "non_live, python, non_python, memory, web_search, agentic); default all_scoring",
+    ),
+    Option(
+        "--bfcl-strict-multi-turn",
+        "strict_multi_turn",
+        "multi-turn: fail calls made in turns where none should be made (off: leaderboard rules)",
+        "flag",
     ),
     Option("--bfcl-data", "data_dir", "data directory in the official layout ($BFCL_DATA_DIR)"),
     Option("--bfcl-report", "report_path", "write the JSON score report to this path"),

@@ -167,6 +167,7 @@ class Dataset:
         docs = [doc for cls in entry.involved_classes for doc in self.function_docs(cls)]
         raw = [doc for cls in entry.involved_classes for doc in self.raw_function_docs(cls)]
         held_out: dict[str, list[FunctionDoc]] = {}
+        held_out_raw: dict[str, list[dict[str, Any]]] = {}
         for turn, names in (entry.missed_function or {}).items():
             for name in names:
                 index = next((i for i, d in enumerate(docs) if d.name == name), None)
@@ -176,11 +177,12 @@ class Dataset:
                         f"{entry.involved_classes}"
                     )
                 held_out.setdefault(turn, []).append(docs.pop(index))
-                raw.pop(index)
+                held_out_raw.setdefault(turn, []).append(raw.pop(index))
         update: dict[str, Any] = {
             "function": docs,
             "source_function": raw,
             "held_out_functions": held_out,
+            "held_out_sources": held_out_raw,
         }
         if new_id is not None:
             update["id"] = new_id

@@ -53,12 +53,23 @@ class Entry(_Frozen):
     # ``function`` exactly as the data has it (key order, absent keys), aligned with it: prompts
     # and tools are rendered from these. Not validated again, not dumped.
     source_function: Any = Field(default=None, exclude=True, repr=False)
+    # the held-out docs exactly as the data has them, by turn index (as a string)
+    held_out_sources: Any = Field(default=None, exclude=True, repr=False)
 
     def function_sources(self) -> list[dict[str, Any]]:
         """Deep copies of the raw function docs (safe to modify)."""
         if self.source_function is not None:
             return copy.deepcopy(self.source_function)
         return [doc.model_dump(exclude_unset=True) for doc in self.function]
+
+    def held_out_sources_for(self, turn: int) -> list[dict[str, Any]] | None:
+        """Deep copies of the raw docs added at this turn, or ``None`` (not a held-out turn)."""
+        key = str(turn)
+        if key not in self.held_out_functions:
+            return None
+        if self.held_out_sources is not None:
+            return copy.deepcopy(self.held_out_sources[key])
+        return [doc.model_dump(exclude_unset=True) for doc in self.held_out_functions[key]]
 
     @property
     def category(self) -> str:

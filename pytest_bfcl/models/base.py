@@ -32,6 +32,37 @@ class Generation(BaseModel):
     reasoning: str | None = None  # reasoning content, when the server returns it
     finish_reason: str | None = None
     cached: bool = False  # answered from the response cache
+    steps: int | None = None  # model queries made (multi-step categories)
+    # Multi-step categories: per-turn latencies and token counts, and the inference log.
+    details: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class StepRequest:
+    """One query in a multi-step conversation: the full history so far and the functions the
+    model has been shown (raw docs, language hints applied; held-out ones once added)."""
+
+    task: Task
+    messages: list[dict[str, Any]]
+    functions: list[dict[str, Any]]
+    mode: str  # "fc" or "prompt"
+    turn: int
+    step: int
+
+
+class StepReply(BaseModel):
+    """The model's answer to one step. ``result`` is stored like a single-turn result: tool
+    calls as ``[{name: arguments_json}]`` or the text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    result: Any
+    tool_call_ids: list[str] = []
+    latency: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning: str | None = None
+    cached: bool = False
 
 
 class NotGenerated(Exception):
@@ -47,3 +78,10 @@ class Model(Protocol):
     def generate(self, task: Task) -> Generation: ...
 
     def metadata(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class StepModel(Protocol):
+    """A model that can hold a multi-step conversation (multi-turn and agentic categories)."""
+
+    def step(self, request: StepRequest) -> StepReply: ...

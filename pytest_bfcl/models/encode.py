@@ -4,12 +4,16 @@ with the ground truth through the same decoders a real model's output goes throu
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from pytest_bfcl.backends.registry import backend_class
 from pytest_bfcl.dataset.models import FunctionDoc
 from pytest_bfcl.decode.prompting import PromptFormat
+from pytest_bfcl.decode.python_calls import call_name, evaluate_literal_arithmetic
 
 _MISSING = object()
 
@@ -274,3 +278,25 @@ def placeholder_call(doc: FunctionDoc) -> dict[str, Any]:
         enum = schema.get("enum")
         args[param] = enum[0] if enum else by_type.get(schema.get("type", ""), "example")
     return {doc.name: args}
+
+
+# -- multi-turn ground truth ---------------------------------------------------------------------
+
+
+def keyword_call(call: str, classes: list[str]) -> dict[str, dict[str, Any]]:
+    """A ground-truth call string (``sort('a.txt')``) as ``{name: {param: value}}``, with
+    positional arguments named after the backend method's parameters (as a model would send
+    them in a tool call). Values are read as literals; nothing is evaluated."""
+    node = ast.parse(call, mode="eval").body
+    if not isinstance(node, ast.Call):
+        raise ValueError(f"not a call: {call!r}")
+    name = call_name(node)
+    owner = next(
+        (backend_class(c) for c in classes if name in backend_class(c).public_methods()), None
+    )
+    if owner is None:
+        raise ValueError(f"{name!r} is not a method of {classes}")
+    params = [p for p in inspect.signature(getattr(owner, name)).parameters if p != "self"]
+    args = {params[i]: evaluate_literal_arithmetic(a) for i, a in enumerate(node.args)}
+    args.update({k.arg: evaluate_literal_arithmetic(k.value) for k in node.keywords if k.arg})
+    return {name: args}

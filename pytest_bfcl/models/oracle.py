@@ -7,17 +7,20 @@ from typing import Any
 
 from pytest_bfcl.check.single_turn import ScoringOptions, language_of, prompt_format_of
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
-from pytest_bfcl.dataset.models import AstAnswer
-from pytest_bfcl.models.base import Generation, NotGenerated, Task
+from pytest_bfcl.dataset.models import AstAnswer, MultiTurnAnswer
+from pytest_bfcl.decode.prompting import DEFAULT_FORMAT
+from pytest_bfcl.models.base import Generation, NotGenerated, StepReply, StepRequest, Task
 from pytest_bfcl.models.encode import (
     fc_tool_calls,
     ground_truth_calls,
+    keyword_call,
     placeholder_call,
     prompting_text,
 )
 from pytest_bfcl.resources import project_json
 
 NO_CALL_TEXT = "None of the available functions fits this request, so I will not call any."
+TURN_DONE_TEXT = "I have completed this request."
 
 
 class OracleModel:
@@ -57,3 +60,19 @@ class OracleModel:
         else:
             result = prompting_text(calls, entry.function, prompt_format_of(entry), language)
         return Generation(id=entry.id, result=result)
+
+    def step(self, request: StepRequest) -> StepReply:
+        """Multi-turn: the ground truth calls of the turn in its first step, then a plain answer
+        that ends the turn. The calls go through the same decoding and execution as any model's."""
+        entry = request.task.entry
+        answer = request.task.answer
+        if not isinstance(answer, MultiTurnAnswer):
+            raise NotGenerated(f"{entry.id} has no multi-turn ground truth")
+        truth = answer.ground_truth[request.turn] if request.turn < len(answer.ground_truth) else []
+        if request.step > 0 or not truth:
+            return StepReply(result=TURN_DONE_TEXT)
+        calls = [keyword_call(call, entry.involved_classes) for call in truth]
+        if self.scoring.mode == "fc":
+            ids = [f"call_{request.turn}_{i}" for i in range(len(calls))]
+            return StepReply(result=fc_tool_calls(calls, entry.function), tool_call_ids=ids)
+        return StepReply(result=prompting_text(calls, entry.function, DEFAULT_FORMAT))

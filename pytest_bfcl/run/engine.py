@@ -18,24 +18,26 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl import __version__
+from pytest_bfcl.backends.long_context import LongContext, load_long_context
+from pytest_bfcl.check.multi_turn import MultiTurnOptions, evaluate_multi_turn
 from pytest_bfcl.check.single_turn import ScoringOptions, evaluate_single_turn
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, category_of_id
 from pytest_bfcl.dataset.fetch import DataSource, resolve_data_source
 from pytest_bfcl.dataset.load import Dataset
-from pytest_bfcl.dataset.models import AstAnswer, Entry
-from pytest_bfcl.dataset.texts import load_texts
-from pytest_bfcl.models.base import Generation, Model, NotGenerated, Task
+from pytest_bfcl.dataset.models import AstAnswer, Entry, MultiTurnAnswer
+from pytest_bfcl.dataset.texts import ProtocolTexts, load_texts
+from pytest_bfcl.models.base import Generation, Model, NotGenerated, StepModel, Task
 from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
 from pytest_bfcl.models.oracle import OracleModel
 from pytest_bfcl.models.replay import ReplayModel
 from pytest_bfcl.run.cache import ResponseCache
+from pytest_bfcl.run.conversation import run_conversation
 from pytest_bfcl.run.sampling import stratified_sample
 from pytest_bfcl.settings import Settings
 
 # Kinds whose runners are not part of this release yet: collected, then skipped with a reason.
 PENDING_KINDS: dict[Kind, str] = {
-    Kind.MULTI_TURN: "multi-turn runner (executable backends) is not available yet",
     Kind.MEMORY: "memory runner (agentic memory backends) is not available yet",
     Kind.WEB_SEARCH: "web-search runner is not available yet",
 }
@@ -103,6 +105,7 @@ class BfclRun:
         self._sample: dict[str, set[str]] | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._futures: dict[str, Future[Generation | Skip]] = {}
+        self._texts: ProtocolTexts | None = None
 
     @classmethod
     def create(cls, settings: Settings) -> BfclRun:
@@ -154,10 +157,40 @@ class BfclRun:
         if reason:
             return Skip(reason)
         answer = self.dataset.answers(entry.category).get(entry_id)
+        task = Task(entry, answer)
         try:
-            return self.model.generate(Task(entry, answer))
+            if CATEGORIES[entry.category].kind is Kind.MULTI_TURN and isinstance(
+                self.model, StepModel
+            ):
+                return run_conversation(
+                    task, self.model, self.scoring.mode, self.texts(), self.long_context_for(entry)
+                )
+            return self.model.generate(task)
         except NotGenerated as exc:
             return Skip(str(exc))
+
+    def texts(self) -> ProtocolTexts:
+        """The benchmark's model-facing texts (needed to hold conversations)."""
+        if self._texts is None:
+            root = self.source.unpacked_root
+            if root is None:
+                raise ModelSpecError(
+                    "multi-step categories need the benchmark's prompt texts, read from the "
+                    "pinned release; use it (no --bfcl-data) or an unpacked bfcl-eval root"
+                )
+            self._texts = load_texts(root)
+        return self._texts
+
+    def long_context_for(self, entry: Entry) -> LongContext | None:
+        """The long-context tables when the entry's category asks for them."""
+        if "long_context" not in entry.category and "composite" not in entry.category:
+            return None
+        root = self.source.unpacked_root
+        if root is None:
+            raise ModelSpecError(
+                f"{entry.id}: long-context tables are read from the pinned release's sources"
+            )
+        return load_long_context(root)
 
     def expected_failure(self, entry_id: str) -> str | None:
         """A reason when the model is known to fail this entry for a cause outside the model
@@ -192,6 +225,11 @@ class BfclRun:
     def score(self, generation: Generation) -> Verdict:
         entry = self.entry(generation.id)
         answer = self.dataset.answers(entry.category).get(entry.id)
+        if isinstance(answer, MultiTurnAnswer):
+            options = MultiTurnOptions(self.scoring.mode, strict=self.settings.strict_multi_turn)
+            return evaluate_multi_turn(
+                entry, answer, generation.result, options, self.long_context_for(entry)
+            )
         if answer is not None and not isinstance(answer, AstAnswer):
             raise TypeError(f"{entry.id}: unexpected ground truth type {type(answer).__name__}")
         return evaluate_single_turn(entry, answer, generation.result, self.scoring)

@@ -1,0 +1,201 @@
+"""The multi-step conversation loop of the multi-turn categories.
+
+Per turn: the user's messages (or, on a held-out turn, the stock message announcing newly
+available functions), then model steps until the model answers without a call. Each step's calls
+are executed against the entry's own inference backends and the results are fed back in the
+form the mode uses (tool messages in function-calling mode; one user message with a list of tool
+results when prompting). A turn allows ``max_steps + 1`` executed steps; past that the entry is
+force-terminated and no further turns are attempted.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pytest_bfcl.backends.execute import Environment
+from pytest_bfcl.backends.long_context import LongContext
+from pytest_bfcl.check.multi_turn import decode_step, is_empty_calls
+from pytest_bfcl.check.single_turn import prompt_format_of
+from pytest_bfcl.dataset.texts import ProtocolTexts
+from pytest_bfcl.decode.errors import DecodeError
+from pytest_bfcl.models.base import Generation, StepModel, StepReply, StepRequest, Task
+from pytest_bfcl.models.function_docs import (
+    insert_system_prompt,
+    system_prompt,
+    with_language_hints,
+)
+
+
+def _assistant_message(reply: StepReply, mode: str) -> dict[str, Any]:
+    if mode != "fc" or not isinstance(reply.result, list):
+        return {"role": "assistant", "content": reply.result if reply.result is not None else ""}
+    tool_calls = []
+    for index, item in enumerate(reply.result):
+        name, arguments = next(iter(item.items())) if isinstance(item, dict) and item else ("", "")
+        call_id = (
+            reply.tool_call_ids[index] if index < len(reply.tool_call_ids) else f"call_{index}"
+        )
+        tool_calls.append(
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+        )
+    return {"role": "assistant", "content": None, "tool_calls": tool_calls}
+
+
+def _result_messages(
+    reply: StepReply, calls: list[str], results: list[str], mode: str
+) -> list[dict[str, Any]]:
+    if mode == "fc":
+        ids = list(reply.tool_call_ids) + [
+            f"call_{i}" for i in range(len(reply.tool_call_ids), len(results))
+        ]
+        return [
+            {"role": "tool", "content": result, "tool_call_id": call_id}
+            for result, call_id in zip(results, ids, strict=False)
+        ]
+    payload = [
+        {"role": "tool", "name": call, "content": result}
+        for call, result in zip(calls, results, strict=True)
+    ]
+    return [{"role": "user", "content": repr(payload)}]
+
+
+class Conversation:
+    """Runs one entry's turns against a step model and records what happened."""
+
+    def __init__(
+        self,
+        task: Task,
+        model: StepModel,
+        mode: str,
+        texts: ProtocolTexts,
+        long_context: LongContext | None = None,
+    ) -> None:
+        self.task = task
+        self.model = model
+        self.mode = mode
+        self.texts = texts
+        entry = task.entry
+        self.env = Environment.create(entry.involved_classes, entry.initial_config, long_context)
+        self.functions = with_language_hints(entry.function_sources(), "python", texts)
+        self.history: list[dict[str, Any]] = []
+        self.results: list[list[Any]] = []
+        self.latency: list[list[float | None]] = []
+        self.input_tokens: list[list[int | None]] = []
+        self.output_tokens: list[list[int | None]] = []
+        self.log: list[dict[str, Any]] = []
+        self.reasoning: list[str] = []
+        self.force_quit = False
+        self.all_cached = True
+
+    def run(self) -> Generation:
+        for turn, messages in enumerate(self.task.entry.question):
+            self._run_turn(turn, [m.model_dump() for m in messages])
+            if self.force_quit:
+                break
+        return self._generation()
+
+    # -- one turn -------------------------------------------------------------------------------
+
+    def _turn_messages(self, turn: int, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        added = self.task.entry.held_out_sources_for(turn)
+        if added is not None:
+            self.functions = self.functions + added  # held-out docs get no language hint
+            if self.mode == "fc":
+                messages = [{"role": "user", "content": self.texts.added_functions_fc}]
+            else:
+                text = self.texts.added_functions_prompting.format(functions=repr(added))
+                messages = [{"role": "user", "content": text}]
+        if turn == 0 and self.mode != "fc":
+            # Built once from the docs shown at the start; held-out docs arrive as messages.
+            prompt = system_prompt(self.functions, prompt_format_of(self.task.entry), self.texts)
+            messages = insert_system_prompt(messages, prompt)
+        return messages
+
+    def _run_turn(self, turn: int, messages: list[dict[str, Any]]) -> None:
+        messages = self._turn_messages(turn, messages)
+        self.history.extend(messages)
+        turn_log: dict[str, Any] = {"begin_of_turn_query": copy.deepcopy(messages)}
+        steps: list[Any] = []
+        timing: list[tuple[float | None, int | None, int | None]] = []
+        step = 0
+        while True:
+            request = StepRequest(
+                task=self.task,
+                messages=copy.deepcopy(self.history),
+                functions=copy.deepcopy(self.functions),
+                mode=self.mode,
+                turn=turn,
+                step=step,
+            )
+            reply = self.model.step(request)
+            self.all_cached = self.all_cached and reply.cached
+            steps.append(reply.result)
+            timing.append((reply.latency, reply.input_tokens, reply.output_tokens))
+            if reply.reasoning:
+                self.reasoning.append(reply.reasoning)
+            self.history.append(_assistant_message(reply, self.mode))
+            step_log: list[dict[str, Any]] = [{"role": "assistant", "content": reply.result}]
+            turn_log[f"step_{step}"] = step_log
+            try:
+                calls = decode_step(reply.result, self.mode)
+            except (DecodeError, TypeError, ValueError, AttributeError) as exc:
+                step_log.append(
+                    {"role": "handler_log", "content": "decode failed", "error": str(exc)}
+                )
+                break
+            if is_empty_calls(calls):
+                step_log.append({"role": "handler_log", "content": "no calls", "decoded": calls})
+                break
+            results = self.env.execute(calls)
+            step_log.append({"role": "handler_log", "content": "decoded", "decoded": calls})
+            step_log.extend({"role": "tool", "content": r} for r in results)
+            self.history.extend(_result_messages(reply, calls, results, self.mode))
+            step += 1
+            if step > self.texts.maximum_steps:
+                self.force_quit = True
+                step_log.append(
+                    {"role": "handler_log", "content": f"forced to quit after {step} steps"}
+                )
+                break
+        self.results.append(steps)
+        self.latency.append([t[0] for t in timing])
+        self.input_tokens.append([t[1] for t in timing])
+        self.output_tokens.append([t[2] for t in timing])
+        self.log.append(turn_log)
+
+    # -- the record -----------------------------------------------------------------------------
+
+    def _generation(self) -> Generation:
+        def total(rows: list[list[Any]]) -> Any:
+            values = [v for row in rows for v in row if v is not None]
+            return sum(values) if values else None
+
+        latency = total(self.latency)
+        return Generation(
+            id=self.task.entry.id,
+            result=self.results,
+            latency=round(latency, 4) if latency is not None else None,
+            input_tokens=total(self.input_tokens),
+            output_tokens=total(self.output_tokens),
+            reasoning="\n".join(self.reasoning) or None,
+            cached=self.all_cached,
+            steps=sum(len(steps) for steps in self.results),
+            details={
+                "latency": self.latency,
+                "input_token_count": self.input_tokens,
+                "output_token_count": self.output_tokens,
+                "inference_log": self.log,
+                "force_terminated": self.force_quit,
+            },
+        )
+
+
+def run_conversation(
+    task: Task,
+    model: StepModel,
+    mode: str,
+    texts: ProtocolTexts,
+    long_context: LongContext | None = None,
+) -> Generation:
+    return Conversation(task, model, mode, texts, long_context).run()
