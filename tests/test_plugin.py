@@ -81,10 +81,51 @@ def test_marks_keywords_and_deselect(pytester, data_args):
 
 def test_pending_categories_skip_with_a_reason(pytester, data_args):
     result = pytester.runpytest(
-        "--bfcl-model=oracle", "--bfcl-category=multi_turn_base", "-rs", *data_args
+        "--bfcl-model=oracle", "--bfcl-category=memory_kv", "-rs", *data_args
     )
-    result.assert_outcomes(skipped=200)
-    assert "multi-turn runner" in result.stdout.str()
+    result.assert_outcomes(skipped=155)
+    assert "memory runner" in result.stdout.str()
+
+
+def test_multi_turn_items_run_the_conversation_and_report_the_failing_turn(
+    pytester, data_args, dataset, tmp_path
+):
+    result = pytester.runpytest(
+        "--bfcl-model=oracle", "--bfcl-category=multi_turn_miss_param", *data_args
+    )
+    result.assert_outcomes(passed=200)
+    # a stored result whose second turn does the wrong thing: the report names the turn,
+    # the calls, and the state difference
+    results = tmp_path / "results" / "m"
+    (results / "multi_turn").mkdir(parents=True)
+    entry = dataset.entry_map("multi_turn_base")["multi_turn_base_0"]
+    stored = {
+        "id": entry.id,
+        "result": [
+            [
+                [
+                    {"cd": '{"folder": "document"}'},
+                    {"mkdir": '{"dir_name": "temp"}'},
+                    {"mv": '{"source": "final_report.pdf", "destination": "temp"}'},
+                ],
+                "ok",
+            ],
+            [[{"mkdir": '{"dir_name": "wrong"}'}], "ok"],
+            ["ok"],
+            ["ok"],
+        ],
+    }
+    path = results / "multi_turn" / "BFCL_v4_multi_turn_base_result.json"
+    path.write_text(json.dumps(stored) + "\n")
+    result = pytester.runpytest(
+        f"--bfcl-model=replay:{results}", "--bfcl-category=multi_turn_base", *data_args
+    )
+    result.assert_outcomes(failed=1, skipped=199)
+    out = result.stdout.str()
+    assert "multi_turn:instance_state_mismatch" in out
+    assert "turn 1: the model made 1 call(s)" in out
+    assert "mkdir(dir_name='wrong')" in out and "GorillaFileSystem.root" in out
+    assert "only in the model:    /workspace/document/wrong/" in out
 
 
 def test_format_sensitivity_needs_prompting_mode(pytester, data_args):

@@ -47,6 +47,18 @@ class Directory:
     def _get(self, name: str) -> File | Directory | None:
         return self if name == "." else self.contents.get(name)
 
+    def _flatten(self, prefix: str = "") -> dict[str, str | None]:
+        """Every path under this directory: file content, or ``None`` for a directory."""
+        out: dict[str, str | None] = {}
+        for name, item in self.contents.items():
+            path = f"{prefix}/{name}"
+            if isinstance(item, Directory):
+                out[path + "/"] = None
+                out.update(item._flatten(path))
+            else:
+                out[path] = item.content
+        return out
+
     # Parent links are ignored: two trees are equal when names and contents are.
     def __eq__(self, other: object) -> bool:
         return (

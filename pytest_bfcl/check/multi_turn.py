@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_bfcl.backends.execute import Environment
+from pytest_bfcl.backends.filesystem import Directory
 from pytest_bfcl.backends.long_context import LongContext
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.models import Entry, MultiTurnAnswer
@@ -178,8 +179,7 @@ def _turn_failure(
         for cls, attrs in differences.items():
             for attr, pair in attrs.items():
                 lines.append(f"    {cls}.{attr}:")
-                lines.append(f"      model:        {_short(pair['model'])}")
-                lines.append(f"      ground truth: {_short(pair['ground_truth'])}")
+                lines += [f"      {line}" for line in describe_difference(**pair)]
         return (
             "multi_turn:instance_state_mismatch",
             f"Model instance for {name} does not match the state with ground truth instance.",
@@ -196,6 +196,31 @@ def _turn_failure(
             lines,
         )
     return None
+
+
+def describe_difference(model: Any, ground_truth: Any) -> list[str]:
+    """Readable lines for one differing attribute: for trees and mappings, only the paths or
+    keys that differ."""
+    if isinstance(model, Directory) and isinstance(ground_truth, Directory):
+        model, ground_truth = (
+            model._flatten("/" + model.name),
+            ground_truth._flatten("/" + ground_truth.name),
+        )
+    if isinstance(model, dict) and isinstance(ground_truth, dict):
+        lines = []
+        for key in list(ground_truth) + [k for k in model if k not in ground_truth]:
+            if key not in model:
+                lines.append(f"missing in the model: {key!s} = {_short(ground_truth[key], 160)}")
+            elif key not in ground_truth:
+                lines.append(f"only in the model:    {key!s} = {_short(model[key], 160)}")
+            elif model[key] != ground_truth[key]:
+                lines.append(f"{key!s}: model {_short(model[key], 120)}")
+                lines.append(
+                    f"{' ' * len(str(key))}  ground truth {_short(ground_truth[key], 120)}"
+                )
+        if lines:
+            return lines
+    return [f"model:        {_short(model)}", f"ground truth: {_short(ground_truth)}"]
 
 
 def _calls_report(
