@@ -1,6 +1,7 @@
 """A local OpenAI-compatible chat server for tests: it answers each BFCL question with the
-oracle's answer (tool calls or text), and can inject faults per entry: 429s, 500s, stalls,
-dropped connections, malformed tool calls and empty choices. It listens on 127.0.0.1 only."""
+oracle's answer (tool calls or text), multi-turn conversations step by step, and can inject
+faults per entry: 429s, 500s, stalls, dropped connections, malformed tool calls and empty
+choices. It listens on 127.0.0.1 only."""
 
 from __future__ import annotations
 
@@ -12,9 +13,25 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from pytest_bfcl.check.single_turn import ScoringOptions
+from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.load import Dataset
-from pytest_bfcl.models.base import Task
+from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.oracle import OracleModel
+
+_TOOL_RESULTS_PREFIX = "[{'role': 'tool'"  # prompting mode feeds results back as user messages
+
+
+def conversation_position(messages: list[dict[str, Any]]) -> tuple[int, int]:
+    """(turn, step) of a multi-turn request: turns are the user's own messages, steps the
+    assistant messages since the last of them."""
+    turn, step = -1, 0
+    for message in messages:
+        role, content = message.get("role"), message.get("content") or ""
+        if role == "user" and not str(content).startswith(_TOOL_RESULTS_PREFIX):
+            turn, step = turn + 1, 0
+        elif role == "assistant":
+            step += 1
+    return turn, step
 
 
 def question_key(messages: list[dict[str, Any]]) -> str:
@@ -36,10 +53,16 @@ class FakeOpenAI:
             OracleModel(ScoringOptions("fc", True)),
             OracleModel(ScoringOptions("prompt", False)),
         )
+        self.oracles = {"fc": fc, "prompt": prompt}
+        # multi-turn: entry by its first user message (one multi-turn category per server)
+        self.conversations: dict[str, Task] = {}
         for category in categories:
             answers = dataset.answers(category)
             for entry in dataset.entries(category):
                 task = Task(entry, answers.get(entry.id))
+                if CATEGORIES[category].kind is Kind.MULTI_TURN:
+                    self.conversations[entry.question[0][-1].content] = task
+                    continue
                 key = question_key([m.model_dump() for m in entry.question[0]])
                 self.answers[key] = (
                     entry.id,
@@ -61,6 +84,20 @@ class FakeOpenAI:
         self.server.shutdown()
         self.server.server_close()
 
+    def answer_for(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        messages = body["messages"]
+        key = question_key(messages)
+        if key in self.answers:
+            return self.answers[key]
+        first = next(m for m in messages if m.get("role") == "user")
+        task = self.conversations[first["content"]]
+        turn, step = conversation_position(messages)
+        replies = {
+            mode: oracle.step(StepRequest(task, messages, [], mode, turn, step)).result
+            for mode, oracle in self.oracles.items()
+        }
+        return task.entry.id, replies
+
     def total_requests(self) -> int:
         return sum(self.requests.values())
 
@@ -74,7 +111,7 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length))
-                entry_id, answer = fake.answers[question_key(body["messages"])]
+                entry_id, answer = fake.answer_for(body)
                 with fake.lock:
                     fake.requests[entry_id] += 1
                     pending = fake.faults.get(entry_id, [])

@@ -157,3 +157,19 @@ def test_kill_and_resume_sends_no_cached_request_again(dataset, tmp_path, data_s
         assert fake.total_requests() - sum(before.values()) == 400 - cached
         scores = json.loads(report.read_text())["categories"]["simple_python"]
         assert (scores["correct"], scores["total"]) == (400, 400)
+
+
+@pytest.mark.parametrize("mode", ["fc", "prompt"])
+def test_multi_turn_conversations_through_an_endpoint(pytester, dataset, tmp_path, mode):
+    """Each conversation step is one request with the whole history; scores equal the
+    oracle's, and a rerun is answered from the cache step by step."""
+    with FakeOpenAI(dataset, ["multi_turn_miss_func"], mode=mode) as fake:
+        extra = ["--bfcl-concurrency=16", f"--bfcl-mode={mode}", "-k", "miss_func_1"]
+        run_args = args(fake, tmp_path, *extra, category="multi_turn_miss_func")
+        result = pytester.runpytest(*run_args)
+        result.assert_outcomes(passed=111)  # ids containing "miss_func_1"
+        first = fake.total_requests()
+        assert first > 111 * 4  # several turns, each a call step and an answer step
+        result = pytester.runpytest(*run_args)
+        result.assert_outcomes(passed=111)
+        assert fake.total_requests() == first

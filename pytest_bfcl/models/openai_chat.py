@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from pytest_bfcl.check.single_turn import ScoringOptions, language_of, prompt_format_of
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.texts import ProtocolTexts
-from pytest_bfcl.models.base import Generation, NotGenerated, Task
+from pytest_bfcl.models.base import Generation, NotGenerated, StepReply, StepRequest, Task
 from pytest_bfcl.models.function_docs import (
     insert_system_prompt,
     system_prompt,
@@ -141,6 +141,35 @@ class OpenAIChatModel:
             request["seed"] = self.settings.seed
         return request
 
+    def build_step_request(self, step: StepRequest) -> dict[str, Any]:
+        """One step of a conversation: the whole history, and the tools shown so far."""
+        request: dict[str, Any] = {
+            "model": self.settings.model,
+            "temperature": self.settings.temperature,
+        }
+        if self.scoring.mode == "fc":
+            tools = to_openai_tools(step.functions, self.texts)
+            if tools:
+                request["tools"] = tools
+        request["messages"] = step.messages
+        if self.settings.max_tokens is not None:
+            request["max_tokens"] = self.settings.max_tokens
+        if self.settings.seed is not None:
+            request["seed"] = self.settings.seed
+        return request
+
+    def step(self, step: StepRequest) -> StepReply:
+        request = self.build_step_request(step)
+        key = cache_key(self.cache_identity(request))
+        if self.cache is not None:
+            record = self.cache.get(key)
+            if record is not None:
+                return StepReply(cached=True, **record)
+        record = self._complete(request)
+        if self.cache is not None:
+            self.cache.put(key, record)
+        return StepReply(**record)
+
     def cache_identity(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"identity": self.settings.identity, "mode": self.scoring.mode, "request": request}
 
@@ -205,13 +234,16 @@ class OpenAIChatModel:
         choice = response.choices[0] if getattr(response, "choices", None) else None
         message = choice.message if choice is not None else None
         result: Any
+        ids: list[str] = []
         if message is not None and message.tool_calls:
             result = [{call.function.name: call.function.arguments} for call in message.tool_calls]
+            ids = [call.id for call in message.tool_calls]
         else:
             result = message.content if message is not None else ""
         usage = getattr(response, "usage", None)
         return {
             "result": result,
+            "tool_call_ids": ids,
             "latency": round(latency, 4),
             "input_tokens": getattr(usage, "prompt_tokens", None),
             "output_tokens": getattr(usage, "completion_tokens", None),
