@@ -39,6 +39,11 @@ def question_key(messages: list[dict[str, Any]]) -> str:
     return json.dumps([m for m in messages if m.get("role") != "system"], sort_keys=True)
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # many clients connect at once (the default backlog is 5)
+    daemon_threads = True
+
+
 class FakeOpenAI:
     def __init__(
         self, dataset: Dataset, categories: list[str], latency: float = 0.0, mode: str = "fc"
@@ -55,20 +60,27 @@ class FakeOpenAI:
         )
         self.oracles = {"fc": fc, "prompt": prompt}
         # multi-turn: entry by its first user message (one multi-turn category per server)
-        self.conversations: dict[str, Task] = {}
+        self.conversations: dict[str, list[Task]] = {}
+        signatures: dict[tuple[str, tuple[str, ...]], list[str]] = {}
         for category in categories:
             answers = dataset.answers(category)
             for entry in dataset.entries(category):
                 task = Task(entry, answers.get(entry.id))
                 if CATEGORIES[category].kind is Kind.MULTI_TURN:
-                    self.conversations[entry.question[0][-1].content] = task
+                    key = entry.question[0][-1].content
+                    self.conversations.setdefault(key, []).append(task)
+                    names = tuple(doc.name for doc in entry.function)
+                    signatures.setdefault((key, names), []).append(entry.id)
                     continue
                 key = question_key([m.model_dump() for m in entry.question[0]])
                 self.answers[key] = (
                     entry.id,
                     {"fc": fc.generate(task).result, "prompt": prompt.generate(task).result},
                 )
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        # Conversations whose first request is identical (same question, same functions): the
+        # server cannot tell them apart, so it answers them with the first one's ground truth.
+        self.ambiguous = {i for ids in signatures.values() if len(ids) > 1 for i in ids[1:]}
+        self.server = _Server(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -90,13 +102,24 @@ class FakeOpenAI:
         if key in self.answers:
             return self.answers[key]
         first = next(m for m in messages if m.get("role") == "user")
-        task = self.conversations[first["content"]]
+        task = self._conversation(first["content"], body)
         turn, step = conversation_position(messages)
         replies = {
             mode: oracle.step(StepRequest(task, messages, [], mode, turn, step)).result
             for mode, oracle in self.oracles.items()
         }
         return task.entry.id, replies
+
+    def _conversation(self, first_message: str, body: dict[str, Any]) -> Task:
+        """Entries may share a first message; their function sets tell them apart."""
+        candidates = self.conversations[first_message]
+        shown = json.dumps(body.get("tools", [])) + str(body["messages"][0].get("content"))
+        for task in candidates:
+            if all(
+                f'"{doc.name}"' in shown or f"'{doc.name}'" in shown for doc in task.entry.function
+            ):
+                return task
+        return candidates[0]
 
     def total_requests(self) -> int:
         return sum(self.requests.values())
@@ -105,8 +128,16 @@ class FakeOpenAI:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep connections alive, as real servers do
+            # Headers and body go out in separate writes; without TCP_NODELAY the body waits
+            # for the client's delayed ACK (about 40 ms a response). Real servers set it too.
+            disable_nagle_algorithm = True
+
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
+
+            def do_GET(self) -> None:  # request counts, for a server in another process
+                self._send(200, {"requests": fake.total_requests()})
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
@@ -180,3 +211,21 @@ class FakeOpenAI:
             "choices": choices,
             "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
         }
+
+
+def main() -> None:
+    """Serve in this process until killed: ``python fake_openai.py CATEGORIES LATENCY [MODE]``;
+    prints the base URL on the first line."""
+    import sys
+
+    from pytest_bfcl.dataset.fetch import ensure_pinned_data
+
+    categories, latency = sys.argv[1].split(","), float(sys.argv[2])
+    mode = sys.argv[3] if len(sys.argv) > 3 else "fc"
+    fake = FakeOpenAI(Dataset(ensure_pinned_data()), categories, latency=latency, mode=mode)
+    print(fake.base_url, flush=True)
+    fake.server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -40,7 +40,8 @@ class Generation(BaseModel):
 @dataclass(frozen=True)
 class StepRequest:
     """One query in a multi-step conversation: the full history so far and the functions the
-    model has been shown (raw docs, language hints applied; held-out ones once added)."""
+    model has been shown (raw docs, language hints applied; held-out ones once added). Both are
+    shared with the conversation: read them, copy before changing."""
 
     task: Task
     messages: list[dict[str, Any]]

@@ -10,6 +10,7 @@ model's output and scored like any other.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import random
 import threading
@@ -60,9 +61,15 @@ class ServerDown(InferenceError):
 _TRANSPORT_MODULES = ("httpx", "httpcore", "h11", "ssl", "socket")
 
 
+class _BadResponse(Exception):
+    """A 200 answer whose body is not a chat completion (a proxy's error page, a cut body)."""
+
+
 def _retryable(exc: Exception) -> bool:
-    """Server trouble worth another try: 408/409/429/5xx, timeouts, and any transport failure
-    (the SDK does not wrap every one, e.g. a connection dropped before the response)."""
+    """Server trouble worth another try: 408/409/429/5xx, timeouts, unreadable bodies, and any
+    transport failure (the SDK does not wrap every one, e.g. a connection dropped early)."""
+    if isinstance(exc, _BadResponse):
+        return True
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in (408, 409, 429) or exc.status_code >= 500
     if isinstance(exc, openai.APIError | ConnectionError | TimeoutError):
@@ -159,31 +166,27 @@ class OpenAIChatModel:
         return request
 
     def step(self, step: StepRequest) -> StepReply:
-        request = self.build_step_request(step)
-        key = cache_key(self.cache_identity(request))
-        if self.cache is not None:
-            record = self.cache.get(key)
-            if record is not None:
-                return StepReply(cached=True, **record)
-        record = self._complete(request)
-        if self.cache is not None:
-            self.cache.put(key, record)
-        return StepReply(**record)
+        record, cached = self._answer(self.build_step_request(step))
+        return StepReply(cached=cached, **record)
 
     def cache_identity(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"identity": self.settings.identity, "mode": self.scoring.mode, "request": request}
 
     def generate(self, task: Task) -> Generation:
-        request = self.build_request(task)
+        record, cached = self._answer(self.build_request(task))
+        return Generation(id=task.entry.id, cached=cached, **record)
+
+    def _answer(self, request: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """The response record for a request, from the cache when it has it."""
+        if self.cache is None:
+            return self._complete(request), False
         key = cache_key(self.cache_identity(request))
-        if self.cache is not None:
-            record = self.cache.get(key)
-            if record is not None:
-                return Generation(id=task.entry.id, cached=True, **record)
+        record = self.cache.get(key)
+        if record is not None:
+            return record, True
         record = self._complete(request)
-        if self.cache is not None:
-            self.cache.put(key, record)
-        return Generation(id=task.entry.id, **record)
+        self.cache.put(key, record)
+        return record, False
 
     def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.down_reason:
@@ -194,7 +197,12 @@ class OpenAIChatModel:
             client = next(self._next_client)
             started = time.perf_counter()
             try:
-                response = client.chat.completions.create(**request)
+                # The plain JSON request goes straight to the endpoint and the answer comes back
+                # as bytes: the SDK's typed ``create`` re-walks every message and tool and builds
+                # models of the response, which costs more CPU than the rest of a conversation
+                # step and caps throughput at high concurrency.
+                body = client.post("/chat/completions", body=request, cast_to=bytes)
+                record = self._record(body, time.perf_counter() - started)
             except Exception as exc:  # classified below; never swallowed
                 last = exc
                 if not _retryable(exc):
@@ -204,7 +212,7 @@ class OpenAIChatModel:
                 continue
             with self._lock:
                 self._failure_streak = 0
-            return self._record(response, time.perf_counter() - started)
+            return record
         assert last is not None
         self._note_failure(last)
         raise InferenceError(f"no usable answer after {attempts} attempts: {last}") from last
@@ -230,23 +238,33 @@ class OpenAIChatModel:
                 )
 
     @staticmethod
-    def _record(response: Any, latency: float) -> dict[str, Any]:
-        choice = response.choices[0] if getattr(response, "choices", None) else None
-        message = choice.message if choice is not None else None
+    def _record(body: bytes, latency: float) -> dict[str, Any]:
+        """The stored record of a chat completion (the response's JSON, read as plain data)."""
+        try:
+            response = json.loads(body)
+        except ValueError as exc:
+            raise _BadResponse(f"the server answered with a body that is not JSON: {exc}") from None
+        if not isinstance(response, dict):
+            raise _BadResponse(
+                f"the server answered with JSON that is not an object: {body[:80]!r}"
+            )
+        choices = response.get("choices") or []
+        choice = choices[0] if isinstance(choices[0] if choices else None, dict) else {}
+        message = choice.get("message") or {}
+        calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
         result: Any
-        ids: list[str] = []
-        if message is not None and message.tool_calls:
-            result = [{call.function.name: call.function.arguments} for call in message.tool_calls]
-            ids = [call.id for call in message.tool_calls]
+        if calls:
+            functions = [c.get("function") or {} for c in calls]
+            result = [{f.get("name"): f.get("arguments")} for f in functions]
         else:
-            result = message.content if message is not None else ""
-        usage = getattr(response, "usage", None)
+            result = message.get("content") if choices else ""
+        usage = response.get("usage") or {}
         return {
-            "result": result,
-            "tool_call_ids": ids,
+            "result": result if result is not None else "",
+            "tool_call_ids": [str(c.get("id", "")) for c in calls],
             "latency": round(latency, 4),
-            "input_tokens": getattr(usage, "prompt_tokens", None),
-            "output_tokens": getattr(usage, "completion_tokens", None),
-            "reasoning": getattr(message, "reasoning_content", None) if message else None,
-            "finish_reason": getattr(choice, "finish_reason", None) if choice else None,
+            "input_tokens": usage.get("prompt_tokens"),
+            "output_tokens": usage.get("completion_tokens"),
+            "reasoning": message.get("reasoning_content") or message.get("reasoning"),
+            "finish_reason": choice.get("finish_reason"),
         }

@@ -120,10 +120,12 @@ class Conversation:
         timing: list[tuple[float | None, int | None, int | None]] = []
         step = 0
         while True:
+            # Shallow copies: messages and docs are never changed once added, and models must
+            # not change them either (deep copies cost more than the step itself).
             request = StepRequest(
                 task=self.task,
-                messages=copy.deepcopy(self.history),
-                functions=copy.deepcopy(self.functions),
+                messages=list(self.history),
+                functions=list(self.functions),
                 mode=self.mode,
                 turn=turn,
                 step=step,

@@ -201,15 +201,26 @@ class BfclRun:
     # -- pipelining --------------------------------------------------------------------------
 
     def prefetch(self, entry_ids: list[str]) -> None:
-        """Start generating these entries, ``concurrency`` at a time, in this order, so a server
-        sees many requests in flight while items report one by one."""
+        """Start generating these entries, ``concurrency`` at a time, so a server sees many
+        requests in flight while items report one by one in their own order.
+
+        Conversations (several requests in a row each) start first, longest first, and single
+        requests fill the gaps: a long conversation started last would leave the server idle
+        while it finishes."""
         if not getattr(self.model, "concurrent", False) or not entry_ids:
             return
         self._pool = ThreadPoolExecutor(
             max_workers=self.settings.concurrency, thread_name_prefix="bfcl-generate"
         )
-        for entry_id in entry_ids:
+        for entry_id in sorted(entry_ids, key=self.expected_requests, reverse=True):
             self._futures[entry_id] = self._pool.submit(self.generate, entry_id)
+
+    def expected_requests(self, entry_id: str) -> int:
+        """A rough count of the requests an entry needs (turns, for a conversation)."""
+        entry = self.entry(entry_id)
+        if CATEGORIES[entry.category].kind is Kind.MULTI_TURN:
+            return 2 * len(entry.question)
+        return 1
 
     def generation_for(self, entry_id: str) -> Generation | Skip:
         """The prefetched generation of an entry (waiting for it), or a new one."""
