@@ -8,6 +8,7 @@ plugin adds nothing but its options and markers.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from pytest_bfcl.report.junit_summary import add_summary_testcases
 from pytest_bfcl.report.markdown import markdown_summary
 from pytest_bfcl.report.render import explain_failure, gate_block, score_table
 from pytest_bfcl.report.scores import ScoreBoard, Scores
+from pytest_bfcl.report.usage import Prices, usage_line, usage_summary
 from pytest_bfcl.run.engine import BfclRun, ModelSpecError, Skip
 from pytest_bfcl.settings import OPTIONS, Settings, build_settings
 
@@ -203,6 +205,7 @@ class BfclItem(pytest.Item):
             ("bfcl_latency", outcome.latency),
             ("bfcl_input_tokens", outcome.input_tokens),
             ("bfcl_output_tokens", outcome.output_tokens),
+            ("bfcl_steps", outcome.steps),
         ):
             if value is not None:
                 self.user_properties.append((name, value))
@@ -253,6 +256,8 @@ class BfclSessionPlugin:
         self.other_failures = 0
         self.scores: Scores | None = None
         self.gate: GateResult | None = None
+        self.usage: dict[str, Any] | None = None
+        self.started: float | None = None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
@@ -278,6 +283,7 @@ class BfclSessionPlugin:
         """Start generation for every BFCL item before the first one runs."""
         if self.is_worker:
             return  # under xdist each worker generates as its items arrive
+        self.started = time.perf_counter()
         ids = [item.entry_id for item in session.items if isinstance(item, BfclItem)]
         self.run.prefetch(ids)
 
@@ -302,6 +308,7 @@ class BfclSessionPlugin:
                 props.get("bfcl_latency"),
                 props.get("bfcl_input_tokens"),
                 props.get("bfcl_output_tokens"),
+                props.get("bfcl_steps"),
             )
         elif "bfcl_skipped" in props:
             self.board.add_skip(str(category))
@@ -314,9 +321,21 @@ class BfclSessionPlugin:
         if self.is_worker:
             return
         self.scores = self.board.scores()
+        self.usage = self._usage()
+        if self.run.results is not None:
+            self.run.results.finalize()
         self.gate = self._evaluate_gate(self.scores)
         self._set_exit_status(session)
         self._write_reports(self.scores)
+
+    def _usage(self) -> dict[str, Any]:
+        settings = self.settings
+        wall = time.perf_counter() - self.started if self.started is not None else None
+        prices = Prices(input=settings.price_input, output=settings.price_output)
+        board = self.board
+        return usage_summary(
+            board.latencies, board.input_tokens, board.output_tokens, board.steps, wall, prices
+        )
 
     def _evaluate_gate(self, scores: Scores) -> GateResult | None:
         settings = self.settings
@@ -354,6 +373,7 @@ class BfclSessionPlugin:
         if settings.report_path is not None:
             report = build_report(scores, metadata)
             report["gate"] = None if self.gate is None else self.gate.model_dump(mode="json")
+            report["usage"] = self.usage
             if self.baseline is not None:
                 report["baseline"] = {
                     "path": str(settings.baseline_path),
@@ -392,6 +412,11 @@ class BfclSessionPlugin:
             return
         for line in score_table(self.scores, self.run.metadata()):
             terminalreporter.write_line(line)
+        usage = usage_line(self.usage) if self.usage else None
+        if usage:
+            terminalreporter.write_line(usage)
+        if self.run.results is not None:
+            terminalreporter.write_line(f"generations written to {self.run.results.root}")
         if self.gate is not None:
             failed = self.gate.failed
             terminalreporter.write_sep("=", "BFCL gate: " + ("FAILED" if failed else "passed"))

@@ -52,6 +52,9 @@ class Settings(BaseModel):
     no_cache: bool = False
     refresh: bool = False
     model_identity: str = ""
+    results_dir: Path | None = None
+    price_input: float | None = None  # USD per million input tokens
+    price_output: float | None = None  # USD per million output tokens
 
     @field_validator("categories", mode="before")
     @classmethod
@@ -152,6 +155,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("--bfcl-cache-dir", "cache_dir", "response cache (default .bfcl-cache)"),
     Option("--bfcl-no-cache", "no_cache", "neither read nor write the response cache", "flag"),
     Option("--bfcl-refresh", "refresh", "ignore cached responses and store new ones", "flag"),
+    Option(
+        "--bfcl-results-dir",
+        "results_dir",
+        "also write generations here in the reference's result layout",
+    ),
+    Option("--bfcl-price-input", "price_input", "USD per million input tokens (for the cost)"),
+    Option("--bfcl-price-output", "price_output", "USD per million output tokens"),
     Option(
         "--bfcl-model-identity",
         "model_identity",

@@ -40,12 +40,23 @@ def resolve_result_root(directory: Path) -> Path:
     raise ReplayError(f"{directory} holds results of several models ({names}); name one of them")
 
 
+def _numbers(value: Any) -> list[float]:
+    """Numbers in a measurement: a scalar, or per-turn, per-step lists (multi-step entries)."""
+    if isinstance(value, list):
+        return [n for item in value for n in _numbers(item)]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return [float(value)]
+    return []
+
+
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    numbers = _numbers(value)
+    return sum(numbers) if numbers else None
 
 
 def _count(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    numbers = _numbers(value)
+    return int(sum(numbers)) if numbers else None
 
 
 class ReplayModel:

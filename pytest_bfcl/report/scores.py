@@ -88,6 +88,7 @@ class ScoreBoard:
         self.latencies: list[float] = []
         self.input_tokens = 0
         self.output_tokens = 0
+        self.steps = 0
 
     def _tally(self, category: str) -> Tally:
         return self.tallies.setdefault(category, Tally())
@@ -105,7 +106,10 @@ class ScoreBoard:
             cfg.total += 1
             cfg.correct += int(valid)
 
-    def add_measurements(self, latency: Any, input_tokens: Any, output_tokens: Any) -> None:
+    def add_measurements(
+        self, latency: Any, input_tokens: Any, output_tokens: Any, steps: Any = None
+    ) -> None:
+        self.steps += int(steps) if isinstance(steps, int | float) else 1
         if isinstance(latency, int | float):
             self.latencies.append(float(latency))
         self.input_tokens += int(input_tokens) if isinstance(input_tokens, int | float) else 0

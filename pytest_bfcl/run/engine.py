@@ -33,6 +33,7 @@ from pytest_bfcl.models.oracle import OracleModel
 from pytest_bfcl.models.replay import ReplayModel
 from pytest_bfcl.run.cache import ResponseCache
 from pytest_bfcl.run.conversation import run_conversation
+from pytest_bfcl.run.results_dir import ResultsWriter
 from pytest_bfcl.run.sampling import stratified_sample
 from pytest_bfcl.settings import Settings
 
@@ -106,6 +107,9 @@ class BfclRun:
         self._pool: ThreadPoolExecutor | None = None
         self._futures: dict[str, Future[Generation | Skip]] = {}
         self._texts: ProtocolTexts | None = None
+        self.results: ResultsWriter | None = None
+        if settings.results_dir is not None:
+            self.results = ResultsWriter(Path(settings.results_dir), model.name)
 
     @classmethod
     def create(cls, settings: Settings) -> BfclRun:
@@ -158,6 +162,13 @@ class BfclRun:
             return Skip(reason)
         answer = self.dataset.answers(entry.category).get(entry_id)
         task = Task(entry, answer)
+        outcome = self._generate(task)
+        if self.results is not None and isinstance(outcome, Generation):
+            self.results.write(outcome)
+        return outcome
+
+    def _generate(self, task: Task) -> Generation | Skip:
+        entry = task.entry
         try:
             if CATEGORIES[entry.category].kind is Kind.MULTI_TURN and isinstance(
                 self.model, StepModel
