@@ -16,8 +16,9 @@ import pytest
 
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import CATEGORIES, Category
+from pytest_bfcl.dataset.custom import add_custom_categories, remove_custom_categories
 from pytest_bfcl.dataset.fetch import DatasetError
-from pytest_bfcl.models.base import Generation
+from pytest_bfcl.models.base import Generation, ModelSpecError
 from pytest_bfcl.models.openai_chat import ServerDown
 from pytest_bfcl.models.replay import ReplayError
 from pytest_bfcl.perf import paused_gc
@@ -37,7 +38,7 @@ from pytest_bfcl.report.markdown import markdown_summary
 from pytest_bfcl.report.render import explain_failure, gate_block, score_table
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import Prices, usage_line, usage_summary
-from pytest_bfcl.run.engine import BfclRun, ModelSpecError, Skip
+from pytest_bfcl.run.engine import BfclRun, Skip
 from pytest_bfcl.settings import OPTIONS, Settings, build_settings
 
 NODE_PREFIX = "bfcl"
@@ -47,6 +48,14 @@ SCORE_NAMES |= {"agentic", "web_search", "memory", *CATEGORIES}
 
 
 # -- options and configuration ------------------------------------------------------------------
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_bfcl import hookspecs
+    from pytest_bfcl.models import builtin
+
+    pluginmanager.add_hookspecs(hookspecs)
+    pluginmanager.register(builtin, "bfcl-builtin-models")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -92,11 +101,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if not values["model"]:
         return
     try:
+        for categories in config.hook.pytest_bfcl_add_categories():
+            add_custom_categories(list(categories or []))
+        _register_markers(config)  # again, for the project's own categories
         settings = build_settings(values)
         unknown = [n for n, _ in settings.min_scores if n not in SCORE_NAMES]
         if unknown:
             raise ValueError(f"--bfcl-min-score names unknown scores: {', '.join(unknown)}")
-        run = BfclRun.create(settings)
+        run = BfclRun.create(settings, config.hook)
         baseline = _load_compatible_baseline(settings, run)
     except (ValueError, DatasetError, ModelSpecError, ReplayError) as exc:
         raise pytest.UsageError(f"pytest-bfcl: {exc}") from exc
@@ -214,6 +226,7 @@ class BfclItem(pytest.Item):
     def runtest(self) -> None:
         assert self._generation is not None
         verdict = self.run.score(self._generation)
+        self.config.hook.pytest_bfcl_result(verdict=verdict, generation=self._generation)
         self.user_properties.append(("bfcl_valid", "true" if verdict.valid else "false"))
         known = self.run.expected_failure(self.entry_id)
         if not verdict.valid:
@@ -289,6 +302,7 @@ class BfclSessionPlugin:
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.run.close()
+        remove_custom_categories()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if not report.nodeid.startswith(f"{NODE_PREFIX}/"):

@@ -53,6 +53,12 @@ class Settings(BaseModel):
     refresh: bool = False
     model_identity: str = ""
     results_dir: Path | None = None
+    # vLLM started by the plugin (--bfcl-model=vllm:MODEL_OR_PATH)
+    vllm_args: str = ""
+    vllm_exe: str = "vllm"
+    vllm_port: int | None = None
+    vllm_log: Path | None = None
+    vllm_startup_timeout: float = 1200.0
     price_input: float | None = None  # USD per million input tokens
     price_output: float | None = None  # USD per million output tokens
 
@@ -156,6 +162,19 @@ OPTIONS: tuple[Option, ...] = (
     Option("--bfcl-no-cache", "no_cache", "neither read nor write the response cache", "flag"),
     Option("--bfcl-refresh", "refresh", "ignore cached responses and store new ones", "flag"),
     Option(
+        "--bfcl-vllm-args",
+        "vllm_args",
+        "flags passed untouched to 'vllm serve' (tool-call parser, chat template, parallelism)",
+    ),
+    Option("--bfcl-vllm-exe", "vllm_exe", "the vllm executable (default: vllm on PATH)"),
+    Option("--bfcl-vllm-port", "vllm_port", "port of the started server (default: a free one)"),
+    Option("--bfcl-vllm-log", "vllm_log", "server log file (default .bfcl-vllm/vllm-PORT.log)"),
+    Option(
+        "--bfcl-vllm-startup-timeout",
+        "vllm_startup_timeout",
+        "seconds to wait for the server to be healthy (default 1200)",
+    ),
+    Option(
         "--bfcl-results-dir",
         "results_dir",
         "also write generations here in the reference's result layout",
@@ -180,6 +199,8 @@ def build_settings(values: dict[str, Any]) -> Settings:
     }
     if gate:
         clean["gate"] = gate
+    # Expanded now, so that categories a project added through the hooks are included.
+    clean.setdefault("categories", DEFAULT_CATEGORIES)
     if clean.get("mode") == "prompt":
         clean.setdefault("underscore_to_dot", False)
     try:

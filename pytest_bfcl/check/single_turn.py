@@ -26,6 +26,9 @@ class ScoringOptions:
 
 
 def language_of(category: str) -> str:
+    registered = CATEGORIES.get(category)
+    if registered is not None and registered.custom:
+        return registered.language
     if "javascript" in category:
         return "javascript"
     if "java" in category:
@@ -86,6 +89,8 @@ def evaluate_ast(entry: Entry, answer: AstAnswer, result: Any, options: ScoringO
         )
     # Format sensitivity: the original id stands in for the category (simple/multiple/parallel).
     dispatch = entry.source_id if entry.format_config else entry.category
+    if CATEGORIES[entry.category].checker:  # a project's own category names its rules
+        dispatch = CATEGORIES[entry.category].checker or dispatch
     language = "python" if entry.format_config else language_of(entry.category)
     check_options = CheckOptions(
         language=language,

@@ -26,6 +26,9 @@ class Category:
     question_file: str  # file name under the data directory
     answer_file: str | None  # file name under possible_answer/, None when there is no ground truth
     language: str = "python"  # python | java | javascript: selects the checker's value conversion
+    # AST rules (simple | multiple | parallel | parallel_multiple); None: read from the name
+    checker: str | None = None
+    custom: bool = False  # added by a project through the hooks, not part of the benchmark
 
     @property
     def scoring(self) -> bool:
@@ -171,6 +174,19 @@ class UnknownCategoryError(ValueError):
     pass
 
 
+def register_category(category: Category) -> None:
+    """Add a project's own category (see ``dataset/custom.py``): selectable by name and by the
+    ``custom`` collection, and run by default beside the benchmark."""
+    import dataclasses
+
+    category = dataclasses.replace(category, custom=True)
+    CATEGORIES[category.name] = category
+    custom = tuple(dict.fromkeys((*COLLECTIONS.get("custom", ()), category.name)))
+    COLLECTIONS["custom"] = custom
+    for collection in ("all", "all_scoring"):
+        COLLECTIONS[collection] = tuple(dict.fromkeys((*COLLECTIONS[collection], category.name)))
+
+
 def expand_categories(spec: str | list[str] | tuple[str, ...]) -> list[str]:
     """Expand a comma-separated list of category and collection names, like the reference's
     ``--test-category``. The result is de-duplicated and in canonical order."""
@@ -187,7 +203,7 @@ def expand_categories(spec: str | list[str] | tuple[str, ...]) -> list[str]:
         else:
             known = ", ".join([*COLLECTIONS, *CATEGORIES])
             raise UnknownCategoryError(f"unknown BFCL category {name!r}; known names: {known}")
-    return [name for name in ALL if name in wanted]
+    return [name for name in CATEGORIES if name in wanted]
 
 
 def category_of_id(entry_id: str) -> str:
@@ -220,3 +236,10 @@ def sort_key(entry_id: str) -> tuple[int, str, int]:
     else:
         priority = 2
     return (priority, category, index_of_id(entry_id))
+
+
+def unregister_custom_categories() -> None:
+    for name in COLLECTIONS.pop("custom", ()):
+        CATEGORIES.pop(name, None)
+        for collection in ("all", "all_scoring"):
+            COLLECTIONS[collection] = tuple(n for n in COLLECTIONS[collection] if n != name)

@@ -161,7 +161,18 @@ class Dataset:
             return self._memory_entries(cat, raw)
         if cat.kind is Kind.MULTI_TURN:
             return [self._with_backend_docs(e) for e in raw]
+        if cat.custom:
+            self._check_custom_ids(cat, raw)
         return raw
+
+    @staticmethod
+    def _check_custom_ids(cat: Category, entries: list[Entry]) -> None:
+        for entry in entries:
+            if category_of_id(entry.id) != cat.name or not entry.id.rsplit("_", 1)[1].isdigit():
+                raise DatasetError(
+                    f"{cat.question_file}: entry id {entry.id!r} must read "
+                    f"'{cat.name}_<number>' to belong to category {cat.name}"
+                )
 
     def _with_backend_docs(self, entry: Entry, new_id: str | None = None) -> Entry:
         docs = [doc for cls in entry.involved_classes for doc in self.function_docs(cls)]
@@ -284,7 +295,10 @@ class Dataset:
             Kind.MEMORY: AgenticAnswer,
             Kind.WEB_SEARCH: AgenticAnswer,
         }[cat.kind]
-        answers = self._file_models(f"possible_answer/{cat.answer_file}", model)
+        answer_path = cat.answer_file
+        if not Path(answer_path).is_absolute():  # a project's own categories use full paths
+            answer_path = f"possible_answer/{answer_path}"
+        answers = self._file_models(answer_path, model)
         if cat.kind is Kind.MEMORY:
             # The memory file lists answers in file order; questions were regrouped by scenario.
             by_id = {a.id: a for a in answers}

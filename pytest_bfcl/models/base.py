@@ -66,6 +66,10 @@ class StepReply(BaseModel):
     cached: bool = False
 
 
+class ModelSpecError(ValueError):
+    """A ``--bfcl-model`` spelling that no handler can build."""
+
+
 class NotGenerated(Exception):
     """The model has no output for this entry (e.g. a replay directory without it); the item is
     skipped with this reason rather than scored."""

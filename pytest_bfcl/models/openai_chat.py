@@ -89,11 +89,13 @@ class OpenAIChatModel:
         scoring: ScoringOptions,
         texts: ProtocolTexts,
         cache: ResponseCache | None = None,
+        hook: Any = None,
     ) -> None:
         self.settings = settings
         self.scoring = scoring
         self.texts = texts
         self.cache = cache
+        self.hook = hook  # request/response transforms registered by a project
         self.name = settings.model
         urls = settings.base_urls or (None,)
         self._clients = [self._client(url) for url in urls]
@@ -177,16 +179,24 @@ class OpenAIChatModel:
         return Generation(id=task.entry.id, cached=cached, **record)
 
     def _answer(self, request: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        """The response record for a request, from the cache when it has it."""
+        """The response record for a request, from the cache when it has it. A project's
+        transforms apply before the cache key is taken and before the record is stored."""
+        if self.hook is not None:
+            self.hook.pytest_bfcl_transform_request(request=request, model=self.name)
         if self.cache is None:
-            return self._complete(request), False
+            return self._transformed(self._complete(request)), False
         key = cache_key(self.cache_identity(request))
         record = self.cache.get(key)
         if record is not None:
             return record, True
-        record = self._complete(request)
+        record = self._transformed(self._complete(request))
         self.cache.put(key, record)
         return record, False
+
+    def _transformed(self, record: dict[str, Any]) -> dict[str, Any]:
+        if self.hook is not None:
+            self.hook.pytest_bfcl_transform_response(record=record, model=self.name)
+        return record
 
     def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.down_reason:

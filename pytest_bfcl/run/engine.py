@@ -27,11 +27,15 @@ from pytest_bfcl.dataset.fetch import DataSource, resolve_data_source
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import AstAnswer, Entry, MultiTurnAnswer
 from pytest_bfcl.dataset.texts import ProtocolTexts, load_texts
-from pytest_bfcl.models.base import Generation, Model, NotGenerated, StepModel, Task
-from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
-from pytest_bfcl.models.oracle import OracleModel
-from pytest_bfcl.models.replay import ReplayModel
-from pytest_bfcl.run.cache import ResponseCache
+from pytest_bfcl.hookspecs import plugin_manager
+from pytest_bfcl.models.base import (
+    Generation,
+    Model,
+    ModelSpecError,
+    NotGenerated,
+    StepModel,
+    Task,
+)
 from pytest_bfcl.run.conversation import run_conversation
 from pytest_bfcl.run.results_dir import ResultsWriter
 from pytest_bfcl.run.sampling import stratified_sample
@@ -44,47 +48,24 @@ PENDING_KINDS: dict[Kind, str] = {
 }
 
 
-class ModelSpecError(ValueError):
-    pass
-
-
 def make_model(
     spec: str,
     scoring: ScoringOptions,
     settings: Settings | None = None,
     source: DataSource | None = None,
+    hook: Any = None,
 ) -> Model:
-    """Build a model from its ``--bfcl-model`` spelling: ``oracle``, ``replay:DIR``, or the
-    name of a model served by an OpenAI-compatible endpoint (``--bfcl-base-url``)."""
-    if spec == "oracle":
-        return OracleModel(scoring)
-    if spec.startswith("replay:"):
-        directory = spec.removeprefix("replay:")
-        if not directory:
-            raise ModelSpecError("replay needs a directory: --bfcl-model=replay:DIR")
-        return ReplayModel(Path(directory), scoring)
-    if settings is None or source is None:
-        raise ModelSpecError(f"unknown model {spec!r}: use 'oracle' or 'replay:DIR'")
-    if source.unpacked_root is None:
-        raise ModelSpecError(
-            "real models need the benchmark's prompt texts, which are read from the pinned "
-            "release; use it (no --bfcl-data) or point --bfcl-data at an unpacked bfcl-eval root"
-        )
-    endpoint = EndpointSettings(
-        model=spec,
-        base_urls=settings.base_urls,
-        api_key_env=settings.api_key_env,
-        temperature=settings.temperature,
-        max_tokens=settings.max_tokens,
-        seed=settings.sampling_seed,
-        timeout=settings.timeout,
-        retries=settings.retries,
-        identity=settings.model_identity,
+    """Build a model from its ``--bfcl-model`` spelling through the ``pytest_bfcl_make_model``
+    hook: a project's own handlers first, then the built-in ones (``oracle``, ``replay:DIR``,
+    an endpoint's model name)."""
+    if hook is None:
+        hook = plugin_manager().hook
+    model = hook.pytest_bfcl_make_model(
+        spec=spec, settings=settings, scoring=scoring, source=source, hook=hook
     )
-    cache = None
-    if not settings.no_cache:
-        cache = ResponseCache(settings.cache_dir or Path(".bfcl-cache"), refresh=settings.refresh)
-    return OpenAIChatModel(endpoint, scoring, load_texts(source.unpacked_root), cache)
+    if model is None:
+        raise ModelSpecError(f"unknown model {spec!r}: use 'oracle', 'replay:DIR' or an endpoint")
+    return model
 
 
 @dataclass(frozen=True)
@@ -108,15 +89,21 @@ class BfclRun:
         self._futures: dict[str, Future[Generation | Skip]] = {}
         self._texts: ProtocolTexts | None = None
         self.results: ResultsWriter | None = None
+        self.hook: Any = None  # the extension hooks (observers are told of each verdict)
         if settings.results_dir is not None:
             self.results = ResultsWriter(Path(settings.results_dir), model.name)
 
     @classmethod
-    def create(cls, settings: Settings) -> BfclRun:
+    def create(cls, settings: Settings, hook: Any = None) -> BfclRun:
+        """``hook``: pytest's ``config.hook`` (or any manager's relay with the hooks of
+        :mod:`pytest_bfcl.hookspecs`); by default the built-in models only."""
         scoring = ScoringOptions(settings.mode, settings.underscore_to_dot)
         source = resolve_data_source(settings.data_dir)
-        model = make_model(settings.model, scoring, settings, source)
-        return cls(settings, Dataset(source), model)
+        hook = hook if hook is not None else plugin_manager().hook
+        model = make_model(settings.model, scoring, settings, source, hook)
+        run = cls(settings, Dataset(source), model)
+        run.hook = hook
+        return run
 
     @property
     def source(self) -> DataSource:
@@ -239,10 +226,14 @@ class BfclRun:
         return future.result() if future is not None else self.generate(entry_id)
 
     def close(self) -> None:
+        """Stop generating; a model that owns a server stops it."""
+        closer = getattr(self.model, "close", None)
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
         self._futures.clear()
+        if closer is not None:
+            closer()
 
     def score(self, generation: Generation) -> Verdict:
         entry = self.entry(generation.id)

@@ -1,0 +1,62 @@
+"""The built-in models, registered through the same hook a project's own handlers use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pytest_bfcl.check.single_turn import ScoringOptions
+from pytest_bfcl.dataset.fetch import DataSource
+from pytest_bfcl.dataset.texts import load_texts
+from pytest_bfcl.hookspecs import hookimpl
+from pytest_bfcl.models.base import Model, ModelSpecError
+from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
+from pytest_bfcl.models.oracle import OracleModel
+from pytest_bfcl.models.replay import ReplayModel
+from pytest_bfcl.models.vllm_server import make_vllm_model
+from pytest_bfcl.run.cache import ResponseCache
+from pytest_bfcl.settings import Settings
+
+
+@hookimpl(trylast=True)
+def pytest_bfcl_make_model(
+    spec: str,
+    settings: Settings | None,
+    scoring: ScoringOptions,
+    source: DataSource | None,
+    hook: Any,
+) -> Model | None:
+    """``oracle``, ``replay:DIR``, or the name of a model served by an OpenAI-compatible
+    endpoint (``--bfcl-base-url``)."""
+    if spec == "oracle":
+        return OracleModel(scoring)
+    if spec.startswith("replay:"):
+        directory = spec.removeprefix("replay:")
+        if not directory:
+            raise ModelSpecError("replay needs a directory: --bfcl-model=replay:DIR")
+        return ReplayModel(Path(directory), scoring)
+    if settings is None or source is None:
+        raise ModelSpecError(f"unknown model {spec!r}: use 'oracle' or 'replay:DIR'")
+    if source.unpacked_root is None:
+        raise ModelSpecError(
+            "real models need the benchmark's prompt texts, which are read from the pinned "
+            "release; use it (no --bfcl-data) or point --bfcl-data at an unpacked bfcl-eval root"
+        )
+    cache = None
+    if not settings.no_cache:
+        cache = ResponseCache(settings.cache_dir or Path(".bfcl-cache"), refresh=settings.refresh)
+    texts = load_texts(source.unpacked_root)
+    if spec.startswith("vllm:"):
+        return make_vllm_model(spec, settings, scoring, texts, cache, hook)
+    endpoint = EndpointSettings(
+        model=spec,
+        base_urls=settings.base_urls,
+        api_key_env=settings.api_key_env,
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
+        seed=settings.sampling_seed,
+        timeout=settings.timeout,
+        retries=settings.retries,
+        identity=settings.model_identity,
+    )
+    return OpenAIChatModel(endpoint, scoring, texts, cache, hook)

@@ -1,0 +1,244 @@
+"""``--bfcl-model=vllm:MODEL_OR_PATH``: start ``vllm serve`` once per session, wait for it,
+and talk to it as an OpenAI-compatible endpoint.
+
+Under pytest-xdist the controller starts the server before the workers exist and hands them its
+address through the environment, so every worker shares one server. The server runs in its own
+process group with its output in a log file; it is stopped at the end of the session, on Ctrl-C
+and on errors, and a server that dies stops the session with the last lines of its log.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_bfcl.models.base import ModelSpecError
+from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
+
+SHARED_URL_ENV = "PYTEST_BFCL_VLLM_URL"  # set by the process that owns the server
+SHARED_LOG_ENV = "PYTEST_BFCL_VLLM_LOG"
+
+
+class ServerStartError(ModelSpecError):
+    """The server did not become healthy; the message carries the end of its log."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def log_tail(path: Path, lines: int = 25) -> str:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            return "".join(deque(fh, maxlen=lines)).rstrip()
+    except OSError:
+        return "(no log)"
+
+
+def serve_command(
+    executable: str, model: str, served_name: str, port: int, extra: list[str], mode: str
+) -> list[str]:
+    """``vllm serve`` with the address and name the plugin needs, the tool-calling switch in
+    function-calling mode, and the user's flags passed through untouched."""
+    command = [
+        *shlex.split(executable),
+        "serve",
+        model,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--served-model-name",
+        served_name,
+    ]
+    if mode == "fc":
+        if not any(a.startswith("--tool-call-parser") for a in extra):
+            raise ModelSpecError(
+                "native tool calling on vLLM needs the model's tool-call parser: add it to "
+                "--bfcl-vllm-args (for example '--tool-call-parser hermes'), or use "
+                "--bfcl-mode=prompt"
+            )
+        if "--enable-auto-tool-choice" not in extra:
+            command.append("--enable-auto-tool-choice")
+    return [*command, *extra]
+
+
+@dataclass
+class VllmServer:
+    command: list[str]
+    port: int
+    log_path: Path
+    startup_timeout: float = 1200.0
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("ab")
+        log.write(f"$ {shlex.join(self.command)}\n".encode())
+        log.flush()
+        try:
+            self.process = subprocess.Popen(
+                self.command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # its own process group: stopped as a whole
+            )
+        except OSError as exc:
+            raise ServerStartError(f"cannot run {self.command[0]!r}: {exc}") from None
+        finally:
+            log.close()
+        atexit.register(self.stop)
+        self.wait_healthy()
+
+    def wait_healthy(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        url = f"http://127.0.0.1:{self.port}/health"
+        while time.monotonic() < deadline:
+            if not self.alive():
+                code = self.process.returncode if self.process else None
+                raise ServerStartError(self._explain(f"vLLM exited with status {code}"))
+            try:
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except (urllib.error.URLError, OSError, TimeoutError):
+                pass
+            time.sleep(0.25)
+        self.stop()
+        raise ServerStartError(
+            self._explain(f"vLLM was not healthy after {self.startup_timeout:.0f}s")
+        )
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def _explain(self, what: str) -> str:
+        return f"{what}; log {self.log_path}, last lines:\n{log_tail(self.log_path)}"
+
+    def death_notice(self) -> str | None:
+        """Why the server is gone, with its log, or ``None`` while it runs."""
+        if self.process is None or self.alive():
+            return None
+        return self._explain(f"the vLLM server died (status {self.process.returncode})")
+
+    def stop(self, grace: float = 30.0) -> None:
+        process = self.process
+        if process is None or process.poll() is not None:
+            return
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        except ProcessLookupError:
+            pass
+
+
+def server_metadata(command: list[str], log_path: Path | str) -> dict[str, Any]:
+    return {"command": command, "log": str(log_path)}
+
+
+def make_vllm_model(
+    spec: str, settings: Any, scoring: Any, texts: Any, cache: Any, hook: Any
+) -> VllmChatModel:
+    """The model for ``vllm:MODEL_OR_PATH``: reuse the session's server (xdist workers) or
+    start one."""
+    model_path = spec.removeprefix("vllm:")
+    if not model_path:
+        raise ModelSpecError("vllm needs a model: --bfcl-model=vllm:MODEL_OR_PATH")
+    extra = shlex.split(settings.vllm_args or "")
+    server: VllmServer | None = None
+    command: list[str] = []
+    shared = os.environ.get(SHARED_URL_ENV)
+    if shared:
+        url, log_path = shared, Path(os.environ.get(SHARED_LOG_ENV, ""))
+    else:
+        port = settings.vllm_port or free_port()
+        log_path = Path(settings.vllm_log or Path(".bfcl-vllm") / f"vllm-{port}.log").resolve()
+        command = serve_command(
+            settings.vllm_exe, model_path, model_path, port, extra, scoring.mode
+        )
+        server = VllmServer(command, port, log_path, settings.vllm_startup_timeout)
+        server.start()
+        url = server.base_url
+        os.environ[SHARED_URL_ENV] = url  # inherited by xdist workers, started after this
+        os.environ[SHARED_LOG_ENV] = str(log_path)
+    endpoint = EndpointSettings(
+        model=model_path,
+        base_urls=(url,),
+        api_key_env=settings.api_key_env,
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
+        seed=settings.sampling_seed,
+        timeout=settings.timeout,
+        retries=settings.retries,
+        # the checkpoint and every serving flag decide the answers
+        identity=f"vllm:{model_path} {shlex.join(extra)} {settings.model_identity}".strip(),
+    )
+    return VllmChatModel(endpoint, scoring, texts, cache, hook, server, extra, log_path)
+
+
+class VllmChatModel(OpenAIChatModel):
+    """An OpenAI-compatible client bound to the session's vLLM server."""
+
+    def __init__(
+        self,
+        endpoint: Any,
+        scoring: Any,
+        texts: Any,
+        cache: Any,
+        hook: Any,
+        server: VllmServer | None,
+        serving_args: list[str],
+        log_path: Path,
+    ) -> None:
+        super().__init__(endpoint, scoring, texts, cache, hook)
+        self.server = server
+        self.serving_args = serving_args
+        self.log_path = log_path
+
+    def metadata(self) -> dict[str, Any]:
+        info = super().metadata()
+        info["kind"] = "vllm"
+        info["vllm"] = {
+            "model": self.settings.model,
+            "serving_args": self.serving_args,
+            "command": self.server.command if self.server else None,
+            "log": str(self.log_path),
+            "shared_from_controller": self.server is None,
+        }
+        return info
+
+    def _note_failure(self, exc: Exception) -> None:
+        # A dead server is known at once: stop now, with its log, not after N entries.
+        notice = self.server.death_notice() if self.server else None
+        if notice:
+            with self._lock:
+                self.down_reason = self.down_reason or notice
+            return
+        super()._note_failure(exc)
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            for key in (SHARED_URL_ENV, SHARED_LOG_ENV):
+                os.environ.pop(key, None)

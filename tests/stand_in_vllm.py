@@ -1,0 +1,67 @@
+"""A stand-in for the ``vllm`` executable: ``stand_in_vllm.py serve MODEL --host H --port P ...``
+serves the test server's oracle answers on that port. Behaviour from the environment:
+
+- ``STANDIN_CATEGORIES``: categories to answer (comma-separated); ``STANDIN_MODE``: fc or prompt
+- ``STANDIN_STARTS``: a file that gets one line per start (to count servers)
+- ``STANDIN_HEALTH_DELAY``: seconds before the port opens
+- ``STANDIN_FAIL``: log an error and exit 1 instead of serving
+- ``STANDIN_DIE_AFTER``: exit (status 3) after this many chat requests
+- ``STANDIN_LATENCY``: seconds before each answer
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fake_openai import FakeOpenAI, _Server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("command")
+    parser.add_argument("model")
+    parser.add_argument("--host")
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--served-model-name")
+    args, passthrough = parser.parse_known_args()
+    print(f"INFO stand-in vllm {args.command} {args.model} flags={passthrough}", flush=True)
+    if os.environ.get("STANDIN_STARTS"):
+        with open(os.environ["STANDIN_STARTS"], "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+    if os.environ.get("STANDIN_FAIL"):
+        print("ERROR torch.OutOfMemoryError: CUDA out of memory (stand-in)", flush=True)
+        sys.exit(1)
+    from pytest_bfcl.dataset.fetch import ensure_pinned_data
+    from pytest_bfcl.dataset.load import Dataset
+
+    categories = os.environ.get("STANDIN_CATEGORIES", "simple_python").split(",")
+    fake = FakeOpenAI(
+        Dataset(ensure_pinned_data()), categories, mode=os.environ.get("STANDIN_MODE", "fc")
+    )
+    fake.server.server_close()
+    fake.latency = float(os.environ.get("STANDIN_LATENCY", "0"))
+    time.sleep(float(os.environ.get("STANDIN_HEALTH_DELAY", "0")))
+    fake.server = _Server((args.host, args.port), fake._handler())
+    die_after = int(os.environ.get("STANDIN_DIE_AFTER", "0"))
+    if die_after:
+
+        def watch() -> None:
+            while fake.total_requests() < die_after:
+                time.sleep(0.01)
+            print("ERROR RuntimeError: CUDA error: device lost (stand-in)", flush=True)
+            os._exit(3)
+
+        threading.Thread(target=watch, daemon=True).start()
+    print(f"INFO serving on {args.host}:{args.port}", flush=True)
+    fake.server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

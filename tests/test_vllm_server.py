@@ -1,0 +1,149 @@
+"""The vLLM server's life cycle, driven with a stand-in executable: start, health wait, one
+server shared by xdist workers, teardown on success, failure and interrupt, the log in the
+failure message. A test at the end needs a real GPU and vLLM, and skips without them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+TESTS = Path(__file__).resolve().parent
+STAND_IN = f"{sys.executable} {TESTS / 'stand_in_vllm.py'}"
+
+
+@pytest.fixture
+def stand_in(monkeypatch, tmp_path):
+    starts = tmp_path / "starts.txt"
+    monkeypatch.setenv("STANDIN_STARTS", str(starts))
+    monkeypatch.setenv("STANDIN_CATEGORIES", "live_parallel,live_simple")
+    monkeypatch.delenv("PYTEST_BFCL_VLLM_URL", raising=False)
+    return starts
+
+
+def vllm_args(tmp_path, *extra, category="live_parallel"):
+    return [
+        "--bfcl-model=vllm:acme/tool-model-7b",
+        f"--bfcl-vllm-exe={STAND_IN}",
+        "--bfcl-vllm-args=--tool-call-parser hermes --max-model-len 4096",
+        f"--bfcl-vllm-log={tmp_path / 'vllm.log'}",
+        f"--bfcl-category={category}",
+        "--bfcl-no-cache",
+        "--bfcl-retries=1",
+        "-p",
+        "no:cacheprovider",
+        *extra,
+    ]
+
+
+def pids(starts: Path) -> list[int]:
+    return [int(x) for x in starts.read_text().split()] if starts.exists() else []
+
+
+def gone(pid: int, wait: float = 10.0) -> bool:
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_start_health_wait_scores_and_teardown(pytester, stand_in, tmp_path):
+    result = pytester.runpytest(*vllm_args(tmp_path))
+    result.assert_outcomes(passed=16)
+    [pid] = pids(stand_in)
+    assert gone(pid)  # stopped at the end of the session
+    log = (tmp_path / "vllm.log").read_text()
+    assert "serve acme/tool-model-7b" in log
+    # the user's flags pass through untouched; tool calling is switched on
+    assert "'--tool-call-parser', 'hermes', '--max-model-len', '4096'" in log
+    assert "--enable-auto-tool-choice" in log
+    assert "PYTEST_BFCL_VLLM_URL" not in os.environ
+
+
+def test_one_server_shared_by_xdist_workers(pytester, stand_in, tmp_path):
+    report = tmp_path / "report.json"
+    result = pytester.runpytest_subprocess(
+        *vllm_args(tmp_path, "-n", "2", f"--bfcl-report={report}", category="live_simple")
+    )
+    result.assert_outcomes(passed=254, failed=4)  # as the oracle: 4 ground-truth data errors
+    assert len(pids(stand_in)) == 1
+    assert gone(pids(stand_in)[0])
+    assert '"vllm"' in report.read_text()  # serving flags and identity in the metadata
+
+
+def test_a_server_that_fails_to_start_shows_its_log(pytester, stand_in, tmp_path, monkeypatch):
+    monkeypatch.setenv("STANDIN_FAIL", "1")
+    result = pytester.runpytest(*vllm_args(tmp_path))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "vLLM exited with status 1" in err and str(tmp_path / "vllm.log") in err
+    assert "CUDA out of memory" in err
+
+
+def test_a_server_that_dies_mid_run_stops_the_session_quickly(
+    pytester, stand_in, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("STANDIN_DIE_AFTER", "5")
+    started = time.monotonic()
+    result = pytester.runpytest(
+        *vllm_args(tmp_path, "--bfcl-concurrency=1", category="live_simple")
+    )
+    assert time.monotonic() - started < 60
+    out = result.stdout.str()
+    assert "the vLLM server died" in out and "device lost" in out
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) >= 5 and outcomes.get("errors", outcomes.get("error", 0)) >= 1
+    assert outcomes.get("passed", 0) + outcomes.get("errors", 0) < 100  # stopped, not 258 errors
+
+
+def test_tool_calling_needs_a_parser(pytester, stand_in, tmp_path):
+    args = [a for a in vllm_args(tmp_path) if not a.startswith("--bfcl-vllm-args")]
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--tool-call-parser" in result.stderr.str()
+    assert pids(stand_in) == []
+
+
+def test_interrupt_stops_the_server(stand_in, tmp_path, monkeypatch, data_source):
+    monkeypatch.setenv("STANDIN_LATENCY", "0.5")
+    command = [
+        sys.executable, "-m", "pytest", *vllm_args(tmp_path, category="live_simple"),
+        f"--bfcl-data={data_source.data_dir}", "--bfcl-concurrency=2", str(tmp_path),
+    ]  # fmt: skip
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not pids(stand_in) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(2)  # serving
+    process.send_signal(signal.SIGINT)
+    out, _ = process.communicate(timeout=60)
+    assert "KeyboardInterrupt" in out or "Interrupted" in out
+    assert gone(pids(stand_in)[0])
+
+
+@pytest.mark.gpu
+def test_real_vllm_on_a_gpu(pytester, tmp_path):
+    if shutil.which("vllm") is None or shutil.which("nvidia-smi") is None:
+        pytest.skip("needs vllm and an NVIDIA GPU")
+    model = os.environ.get("BFCL_GPU_TEST_MODEL", "Qwen/Qwen2.5-0.5B-Instruct")
+    result = pytester.runpytest(
+        f"--bfcl-model=vllm:{model}",
+        "--bfcl-vllm-args=--tool-call-parser hermes --max-model-len 4096",
+        "--bfcl-category=simple_python",
+        "--bfcl-sample=20",
+        "-p",
+        "no:cacheprovider",
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 20
