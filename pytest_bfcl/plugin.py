@@ -271,6 +271,8 @@ class BfclSessionPlugin:
         self.gate: GateResult | None = None
         self.usage: dict[str, Any] | None = None
         self.started: float | None = None
+        self.last_progress = 0.0
+        self.total_items = 0
 
     @pytest.hookimpl(wrapper=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
@@ -297,14 +299,31 @@ class BfclSessionPlugin:
         if self.is_worker:
             return  # under xdist each worker generates as its items arrive
         self.started = time.perf_counter()
+        self.last_progress = self.started
         ids = [item.entry_id for item in session.items if isinstance(item, BfclItem)]
+        self.total_items = len(ids)
         self.run.prefetch(ids)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.run.close()
         remove_custom_categories()
 
+    def _report_progress(self) -> None:
+        """A progress line every ``--bfcl-progress`` seconds, for runs that take a while."""
+        interval = self.settings.progress_interval
+        now = time.perf_counter()
+        if not interval or self.is_worker or self.total_items == 0:
+            return
+        if now - self.last_progress < interval:
+            return
+        self.last_progress = now
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(self.run.progress.line(self.total_items))
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "teardown":
+            self._report_progress()
         if not report.nodeid.startswith(f"{NODE_PREFIX}/"):
             self.other_failures += int(report.failed)
             return

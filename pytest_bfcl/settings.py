@@ -53,6 +53,7 @@ class Settings(BaseModel):
     refresh: bool = False
     model_identity: str = ""
     results_dir: Path | None = None
+    progress_interval: float = 30.0  # seconds between progress lines; 0: none
     # vLLM started by the plugin (--bfcl-model=vllm:MODEL_OR_PATH)
     vllm_args: str = ""
     vllm_exe: str = "vllm"
@@ -173,6 +174,11 @@ OPTIONS: tuple[Option, ...] = (
         "--bfcl-vllm-startup-timeout",
         "vllm_startup_timeout",
         "seconds to wait for the server to be healthy (default 1200)",
+    ),
+    Option(
+        "--bfcl-progress",
+        "progress_interval",
+        "seconds between progress lines (generated, in flight, failed, rate); 0: none",
     ),
     Option(
         "--bfcl-results-dir",

@@ -68,3 +68,15 @@ def test_usage_summary_percentiles_and_cost():
     line = usage_line(summary)
     assert line is not None and "p95 95.00s" in line and "cost $8.0000" in line
     assert usage_summary([], 0, 0, 0, None)["latency_s"] is None
+
+
+def test_progress_lines_during_a_run(pytester, data_source):
+    result = pytester.runpytest(
+        "--bfcl-model=oracle",
+        "--bfcl-category=live_parallel",
+        "--bfcl-progress=0.000001",
+        *_args(data_source),
+    )
+    result.assert_outcomes(passed=16)
+    lines = [x for x in result.stdout.lines if x.startswith("bfcl: ")]
+    assert lines and "/16 generated" in lines[-1] and "0 failed" in lines[-1]

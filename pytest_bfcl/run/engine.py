@@ -12,6 +12,8 @@ Usable without pytest::
 
 from __future__ import annotations
 
+import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +70,36 @@ def make_model(
     return model
 
 
+class Progress:
+    """Generation counters, updated from any thread: done, in flight, failed, rate."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.done = self.in_flight = self.failed = 0
+        self.first: float | None = None
+
+    def started(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            if self.first is None:
+                self.first = time.perf_counter()
+
+    def finished(self, failed: bool) -> None:
+        with self._lock:
+            self.in_flight -= 1
+            self.done += 1
+            self.failed += int(failed)
+
+    def line(self, total: int) -> str:
+        with self._lock:
+            elapsed = time.perf_counter() - self.first if self.first is not None else 0.0
+            rate = self.done / elapsed if elapsed > 0 else 0.0
+            return (
+                f"bfcl: {self.done}/{total} generated, {self.in_flight} in flight, "
+                f"{self.failed} failed, {rate:.1f} entries/s"
+            )
+
+
 @dataclass(frozen=True)
 class Skip:
     """An entry that is collected but not scored, with the reason."""
@@ -90,6 +122,7 @@ class BfclRun:
         self._texts: ProtocolTexts | None = None
         self.results: ResultsWriter | None = None
         self.hook: Any = None  # the extension hooks (observers are told of each verdict)
+        self.progress = Progress()
         if settings.results_dir is not None:
             self.results = ResultsWriter(Path(settings.results_dir), model.name)
 
@@ -149,7 +182,13 @@ class BfclRun:
             return Skip(reason)
         answer = self.dataset.answers(entry.category).get(entry_id)
         task = Task(entry, answer)
-        outcome = self._generate(task)
+        self.progress.started()
+        try:
+            outcome = self._generate(task)
+        except BaseException:
+            self.progress.finished(failed=True)
+            raise
+        self.progress.finished(failed=False)
         if self.results is not None and isinstance(outcome, Generation):
             self.results.write(outcome)
         return outcome
