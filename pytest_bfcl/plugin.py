@@ -294,10 +294,21 @@ class BfclSessionPlugin:
         return report
 
     @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Any) -> None:
+        """Under xdist: start generating the items queued for this worker, so that requests
+        stay in flight between items; the workers share ``--bfcl-concurrency``."""
+        if not self.is_worker or not isinstance(item, BfclItem):
+            return
+        queued = _xdist_queued_items(self.config, item.session)
+        ids = [i.entry_id for i in [item, *queued] if isinstance(i, BfclItem)]
+        workers = int(self.config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
+        self.run.prefetch(ids, concurrency=max(1, self.settings.concurrency // workers))
+
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
         """Start generation for every BFCL item before the first one runs."""
         if self.is_worker:
-            return  # under xdist each worker generates as its items arrive
+            return  # under xdist each worker prefetches what it is sent (above)
         self.started = time.perf_counter()
         self.last_progress = self.started
         ids = [item.entry_id for item in session.items if isinstance(item, BfclItem)]
@@ -455,6 +466,25 @@ class BfclSessionPlugin:
             terminalreporter.write_sep("=", "BFCL gate: " + ("FAILED" if failed else "passed"))
             for line in gate_block(self.gate):
                 terminalreporter.write_line(line)
+
+
+def _xdist_queued_items(config: pytest.Config, session: pytest.Session) -> list[pytest.Item]:
+    """The items xdist has queued on this worker (read from its worker loop; empty if that
+    changes shape in another xdist version, in which case items generate one at a time)."""
+    for plugin in config.pluginmanager.get_plugins():
+        queue = getattr(plugin, "torun", None)
+        if queue is None or not hasattr(queue, "lock"):
+            continue
+        try:
+            with queue.lock() as pending:
+                indices = [i for i in pending if isinstance(i, int)]
+            nxt = getattr(plugin, "nextitem_index", None)
+            if isinstance(nxt, int):
+                indices.insert(0, nxt)
+            return [session.items[i] for i in indices if 0 <= i < len(session.items)]
+        except Exception:  # an internal of another plugin: never fatal
+            return []
+    return []
 
 
 def threshold_failures(scores: Scores, thresholds: tuple[tuple[str, float], ...]) -> list[str]:

@@ -52,6 +52,7 @@ class FakeOpenAI:
         self.mode = mode  # answer with tool calls (fc) or text (prompt)
         self.faults: dict[str, list[str]] = {}  # entry id -> faults to apply, one per request
         self.requests: Counter[str] = Counter()  # entry id -> requests received
+        self.in_flight = self.max_in_flight = 0  # concurrent requests being answered
         self.lock = threading.Lock()
         self.answers: dict[str, tuple[str, dict[str, Any]]] = {}
         fc, prompt = (
@@ -137,7 +138,8 @@ class FakeOpenAI:
                 pass
 
             def do_GET(self) -> None:  # request counts, for a server in another process
-                self._send(200, {"requests": fake.total_requests()})
+                stats = {"requests": fake.total_requests(), "max_in_flight": fake.max_in_flight}
+                self._send(200, stats)
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
@@ -147,8 +149,13 @@ class FakeOpenAI:
                     fake.requests[entry_id] += 1
                     pending = fake.faults.get(entry_id, [])
                     fault = pending.pop(0) if pending else None
+                with fake.lock:
+                    fake.in_flight += 1
+                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
                 if fake.latency:
                     time.sleep(fake.latency)
+                with fake.lock:
+                    fake.in_flight -= 1
                 if fault == "429":
                     return self._send(
                         429, {"error": {"message": "slow down"}}, {"retry-after": "0"}

@@ -173,3 +173,14 @@ def test_multi_turn_conversations_through_an_endpoint(pytester, dataset, tmp_pat
         result = pytester.runpytest(*run_args)
         result.assert_outcomes(passed=111)
         assert fake.total_requests() == first
+
+
+def test_xdist_workers_keep_requests_in_flight(pytester, dataset, tmp_path):
+    """Under xdist the workers prefetch what they are sent and share --bfcl-concurrency, so
+    the server sees many requests at once, not one per worker."""
+    with FakeOpenAI(dataset, ["live_simple"], latency=0.05) as fake:
+        run_args = args(fake, tmp_path, "-n", "2", "--bfcl-concurrency=8", category="live_simple")
+        result = pytester.runpytest_subprocess(*run_args)
+        result.assert_outcomes(passed=254, failed=4)
+        assert fake.total_requests() == 258
+        assert fake.max_in_flight > 2

@@ -120,6 +120,7 @@ class BfclRun:
         self._pool: ThreadPoolExecutor | None = None
         self._futures: dict[str, Future[Generation | Skip]] = {}
         self._texts: ProtocolTexts | None = None
+        self._submitted: set[str] = set()
         self.results: ResultsWriter | None = None
         self.hook: Any = None  # the extension hooks (observers are told of each verdict)
         self.progress = Progress()
@@ -237,19 +238,26 @@ class BfclRun:
 
     # -- pipelining --------------------------------------------------------------------------
 
-    def prefetch(self, entry_ids: list[str]) -> None:
+    def prefetch(self, entry_ids: list[str], concurrency: int | None = None) -> None:
         """Start generating these entries, ``concurrency`` at a time, so a server sees many
-        requests in flight while items report one by one in their own order.
+        requests in flight while items report one by one in their own order. May be called
+        again with more entries (an xdist worker learns its items in batches).
 
         Conversations (several requests in a row each) start first, longest first, and single
         requests fill the gaps: a long conversation started last would leave the server idle
         while it finishes."""
-        if not getattr(self.model, "concurrent", False) or not entry_ids:
+        if not getattr(self.model, "concurrent", False):
             return
-        self._pool = ThreadPoolExecutor(
-            max_workers=self.settings.concurrency, thread_name_prefix="bfcl-generate"
-        )
-        for entry_id in sorted(entry_ids, key=self.expected_requests, reverse=True):
+        new = [i for i in entry_ids if i not in self._submitted]
+        if not new:
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(
+                max_workers=concurrency or self.settings.concurrency,
+                thread_name_prefix="bfcl-generate",
+            )
+        for entry_id in sorted(new, key=self.expected_requests, reverse=True):
+            self._submitted.add(entry_id)
             self._futures[entry_id] = self._pool.submit(self.generate, entry_id)
 
     def expected_requests(self, entry_id: str) -> int:
