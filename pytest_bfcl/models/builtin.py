@@ -26,8 +26,8 @@ def pytest_bfcl_make_model(
     source: DataSource | None,
     hook: Any,
 ) -> Model | None:
-    """``oracle``, ``replay:DIR``, or the name of a model served by an OpenAI-compatible
-    endpoint (``--bfcl-base-url``)."""
+    """``oracle``, ``replay:DIR``, ``vllm:MODEL_OR_PATH`` (a server the plugin starts), or the
+    name of a model served by an OpenAI-compatible endpoint (``--bfcl-base-url``)."""
     if spec == "oracle":
         return OracleModel(scoring)
     if spec.startswith("replay:"):
@@ -48,15 +48,7 @@ def pytest_bfcl_make_model(
     texts = load_texts(source.unpacked_root)
     if spec.startswith("vllm:"):
         return make_vllm_model(spec, settings, scoring, texts, cache, hook)
-    endpoint = EndpointSettings(
-        model=spec,
-        base_urls=settings.base_urls,
-        api_key_env=settings.api_key_env,
-        temperature=settings.temperature,
-        max_tokens=settings.max_tokens,
-        seed=settings.sampling_seed,
-        timeout=settings.timeout,
-        retries=settings.retries,
-        identity=settings.model_identity,
+    endpoint = EndpointSettings.from_settings(
+        settings, spec, settings.base_urls, settings.model_identity
     )
     return OpenAIChatModel(endpoint, scoring, texts, cache, hook)

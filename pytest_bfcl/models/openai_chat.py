@@ -49,6 +49,23 @@ class EndpointSettings(BaseModel):
     backoff: float = 1.0  # first retry delay in seconds; doubles each time, with jitter
     identity: str = ""  # extra cache identity (serving flags, checkpoint hash)
 
+    @classmethod
+    def from_settings(
+        cls, settings: Any, model: str, base_urls: tuple[str, ...], identity: str
+    ) -> EndpointSettings:
+        """Endpoint settings from a run's :class:`~pytest_bfcl.settings.Settings`."""
+        return cls(
+            model=model,
+            base_urls=base_urls,
+            api_key_env=settings.api_key_env,
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
+            seed=settings.sampling_seed,
+            timeout=settings.timeout,
+            retries=settings.retries,
+            identity=identity,
+        )
+
 
 class InferenceError(RuntimeError):
     """The server did not answer usably after the allowed retries (infrastructure)."""

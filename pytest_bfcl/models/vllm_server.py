@@ -182,18 +182,9 @@ def make_vllm_model(
         url = server.base_url
         os.environ[SHARED_URL_ENV] = url  # inherited by xdist workers, started after this
         os.environ[SHARED_LOG_ENV] = str(log_path)
-    endpoint = EndpointSettings(
-        model=model_path,
-        base_urls=(url,),
-        api_key_env=settings.api_key_env,
-        temperature=settings.temperature,
-        max_tokens=settings.max_tokens,
-        seed=settings.sampling_seed,
-        timeout=settings.timeout,
-        retries=settings.retries,
-        # the checkpoint and every serving flag decide the answers
-        identity=f"vllm:{model_path} {shlex.join(extra)} {settings.model_identity}".strip(),
-    )
+    # the checkpoint and every serving flag decide the answers
+    identity = f"vllm:{model_path} {shlex.join(extra)} {settings.model_identity}".strip()
+    endpoint = EndpointSettings.from_settings(settings, model_path, (url,), identity)
     return VllmChatModel(endpoint, scoring, texts, cache, hook, server, extra, log_path)
 
 
