@@ -15,6 +15,7 @@ functions on :func:`plugin_manager`'s manager.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -64,6 +65,6 @@ def plugin_manager() -> pluggy.PluginManager:
     from pytest_bfcl.models import builtin
 
     manager = pluggy.PluginManager("pytest")
-    manager.add_hookspecs(__import__(__name__, fromlist=["_"]))
+    manager.add_hookspecs(sys.modules[__name__])
     manager.register(builtin, "bfcl-builtin-models")
     return manager

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import pytest
 
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import CATEGORIES, Category
-from pytest_bfcl.dataset.custom import add_custom_categories, remove_custom_categories
+from pytest_bfcl.dataset.custom import add_custom_categories, unregister_custom_categories
 from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.models.base import Generation, ModelSpecError
 from pytest_bfcl.models.openai_chat import ServerDown
@@ -89,21 +90,21 @@ def marker_names(category: Category) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _register_markers(config: pytest.Config) -> None:
-    names = dict.fromkeys(n for c in CATEGORIES.values() for n in marker_names(c))
+def _register_markers(config: pytest.Config, categories: Iterable[Category]) -> None:
+    names = dict.fromkeys(n for c in categories for n in marker_names(c))
     for name in names:
         config.addinivalue_line("markers", f"{name}: pytest-bfcl entries ({name})")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _register_markers(config)
+    _register_markers(config, CATEGORIES.values())
     values = _option_values(config)
     if not values["model"]:
         return
     try:
         for categories in config.hook.pytest_bfcl_add_categories():
-            add_custom_categories(list(categories or []))
-        _register_markers(config)  # again, for the project's own categories
+            added = add_custom_categories(list(categories or []))
+            _register_markers(config, (CATEGORIES[name] for name in added))
         settings = build_settings(values)
         unknown = [n for n, _ in settings.min_scores if n not in SCORE_NAMES]
         if unknown:
@@ -317,7 +318,7 @@ class BfclSessionPlugin:
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.run.close()
-        remove_custom_categories()
+        unregister_custom_categories()
 
     def _report_progress(self) -> None:
         """A progress line every ``--bfcl-progress`` seconds, for runs that take a while."""

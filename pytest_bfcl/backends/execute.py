@@ -70,13 +70,8 @@ class Environment:
             return f"Error during execution: Function call {name} is not allowed."
         try:
             return render_result(self._run(call))
-        except CallError as exc:
+        except Exception as exc:  # a CallError, or a backend method failing on odd input
             return f"Error during execution: {exc}"
-        except Exception as exc:  # a backend method failing on odd input: the API's error
-            return f"Error during execution: {exc}"
-
-    def states(self) -> dict[str, dict[str, Any]]:
-        return {name: inst._state() for name, inst in self.instances.items()}
 
     # -- evaluation -----------------------------------------------------------------------------
 

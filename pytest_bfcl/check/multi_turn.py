@@ -32,10 +32,16 @@ class MultiTurnOptions:
 
 
 def decode_step(raw: Any, mode: str) -> list[str]:
-    """One step's raw output as call strings. Raises DecodeError when it is not a call list."""
-    if mode == "fc":
-        return decode_fc_execute(raw)
-    return decode_prompting_execute(raw)
+    """One step's raw output as call strings. Raises DecodeError when it is not a call list,
+    whatever odd shape the output has."""
+    try:
+        if mode == "fc":
+            return decode_fc_execute(raw)
+        return decode_prompting_execute(raw)
+    except DecodeError:
+        raise
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise DecodeError(f"{type(exc).__name__}: {exc}") from None
 
 
 def is_empty_calls(calls: list[str]) -> bool:
@@ -52,7 +58,7 @@ def decoded_turns(result: list[Any], mode: str) -> list[list[list[str]]]:
         for step in steps:
             try:
                 calls = decode_step(step, mode)
-            except (DecodeError, TypeError, ValueError, AttributeError):
+            except DecodeError:
                 continue
             if not is_empty_calls(calls):
                 kept.append(calls)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from enum import Enum
 
@@ -177,8 +178,6 @@ class UnknownCategoryError(ValueError):
 def register_category(category: Category) -> None:
     """Add a project's own category (see ``dataset/custom.py``): selectable by name and by the
     ``custom`` collection, and run by default beside the benchmark."""
-    import dataclasses
-
     category = dataclasses.replace(category, custom=True)
     CATEGORIES[category.name] = category
     custom = tuple(dict.fromkeys((*COLLECTIONS.get("custom", ()), category.name)))
@@ -239,6 +238,7 @@ def sort_key(entry_id: str) -> tuple[int, str, int]:
 
 
 def unregister_custom_categories() -> None:
+    """Forget every project category (the end of a session)."""
     for name in COLLECTIONS.pop("custom", ()):
         CATEGORIES.pop(name, None)
         for collection in ("all", "all_scoring"):

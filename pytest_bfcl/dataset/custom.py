@@ -15,7 +15,7 @@ from pytest_bfcl.dataset.categories import (
     unregister_custom_categories,
 )
 
-__all__ = ["CustomCategory", "add_custom_categories", "remove_custom_categories"]
+__all__ = ["CustomCategory", "add_custom_categories", "unregister_custom_categories"]
 
 
 class CustomCategory(BaseModel):
@@ -65,8 +65,3 @@ def add_custom_categories(categories: list[CustomCategory]) -> list[str]:
         register_category(category)
         names.append(category.name)
     return names
-
-
-def remove_custom_categories() -> None:
-    """Forget every project category (the end of a session)."""
-    unregister_custom_categories()

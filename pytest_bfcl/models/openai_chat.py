@@ -149,6 +149,19 @@ class OpenAIChatModel:
         if entry.format_config:  # format sensitivity: the hint is applied twice (reference quirk)
             docs = with_language_hints(docs, "python", self.texts)
         messages = [m.model_dump() for m in entry.question[0]]
+        if self.scoring.mode != "fc":
+            prompt = system_prompt(docs, prompt_format_of(entry), self.texts)
+            messages = insert_system_prompt(messages, prompt)
+        return self._request(messages, docs)
+
+    def build_step_request(self, step: StepRequest) -> dict[str, Any]:
+        """One step of a conversation: the whole history, and the tools shown so far."""
+        return self._request(step.messages, step.functions)
+
+    def _request(
+        self, messages: list[dict[str, Any]], docs: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """The chat-completions body: sampling, the docs as tools in fc mode, the messages."""
         request: dict[str, Any] = {
             "model": self.settings.model,
             "temperature": self.settings.temperature,
@@ -157,27 +170,7 @@ class OpenAIChatModel:
             tools = to_openai_tools(docs, self.texts)
             if tools:
                 request["tools"] = tools
-        else:
-            prompt = system_prompt(docs, prompt_format_of(entry), self.texts)
-            messages = insert_system_prompt(messages, prompt)
         request["messages"] = messages
-        if self.settings.max_tokens is not None:
-            request["max_tokens"] = self.settings.max_tokens
-        if self.settings.seed is not None:
-            request["seed"] = self.settings.seed
-        return request
-
-    def build_step_request(self, step: StepRequest) -> dict[str, Any]:
-        """One step of a conversation: the whole history, and the tools shown so far."""
-        request: dict[str, Any] = {
-            "model": self.settings.model,
-            "temperature": self.settings.temperature,
-        }
-        if self.scoring.mode == "fc":
-            tools = to_openai_tools(step.functions, self.texts)
-            if tools:
-                request["tools"] = tools
-        request["messages"] = step.messages
         if self.settings.max_tokens is not None:
             request["max_tokens"] = self.settings.max_tokens
         if self.settings.seed is not None:
@@ -276,7 +269,8 @@ class OpenAIChatModel:
                 f"the server answered with JSON that is not an object: {body[:80]!r}"
             )
         choices = response.get("choices") or []
-        choice = choices[0] if isinstance(choices[0] if choices else None, dict) else {}
+        first = choices[0] if choices else None
+        choice = first if isinstance(first, dict) else {}
         message = choice.get("message") or {}
         calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
         result: Any

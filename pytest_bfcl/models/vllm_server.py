@@ -153,10 +153,6 @@ class VllmServer:
             pass
 
 
-def server_metadata(command: list[str], log_path: Path | str) -> dict[str, Any]:
-    return {"command": command, "log": str(log_path)}
-
-
 def make_vllm_model(
     spec: str, settings: Any, scoring: Any, texts: Any, cache: Any, hook: Any
 ) -> VllmChatModel:

@@ -141,7 +141,7 @@ class Conversation:
             turn_log[f"step_{step}"] = step_log
             try:
                 calls = decode_step(reply.result, self.mode)
-            except (DecodeError, TypeError, ValueError, AttributeError) as exc:
+            except DecodeError as exc:
                 step_log.append(
                     {"role": "handler_log", "content": "decode failed", "error": str(exc)}
                 )

@@ -122,7 +122,6 @@ class BfclRun:
         self._texts: ProtocolTexts | None = None
         self._submitted: set[str] = set()
         self.results: ResultsWriter | None = None
-        self.hook: Any = None  # the extension hooks (observers are told of each verdict)
         self.progress = Progress()
         if settings.results_dir is not None:
             self.results = ResultsWriter(Path(settings.results_dir), model.name)
@@ -133,11 +132,8 @@ class BfclRun:
         :mod:`pytest_bfcl.hookspecs`); by default the built-in models only."""
         scoring = ScoringOptions(settings.mode, settings.underscore_to_dot)
         source = resolve_data_source(settings.data_dir)
-        hook = hook if hook is not None else plugin_manager().hook
         model = make_model(settings.model, scoring, settings, source, hook)
-        run = cls(settings, Dataset(source), model)
-        run.hook = hook
-        return run
+        return cls(settings, Dataset(source), model)
 
     @property
     def source(self) -> DataSource:
