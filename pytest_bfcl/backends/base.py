@@ -6,10 +6,28 @@ from __future__ import annotations
 import copy
 import inspect
 import random
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, ClassVar
 
 from pytest_bfcl.backends.long_context import LongContext
+
+
+class ToolUnavailable(RuntimeError):
+    """A tool cannot do its work because of the run, not the model's call (a web recording
+    is missing, the embedding model cannot be loaded). It stops the entry with an error
+    instead of being fed back to the model as a result."""
+
+
+@dataclass(frozen=True)
+class BackendServices:
+    """What some backends need from the run beyond their scenario: the long-context tables,
+    the vector memory's embedding model, and the web access of the search tools."""
+
+    long_context: LongContext | None = None
+    embedding_model: str = "all-MiniLM-L6-v2"
+    web: Any = None  # a pytest_bfcl.web.access.WebAccess
+    fetch_error_templates: tuple[str, ...] = ()  # wording of simulated fetch failures
 
 
 class Backend:
@@ -28,6 +46,7 @@ class Backend:
             setattr(self, name, copy.deepcopy(value))
         self._long: LongContext | None = None
         self._random = random.Random(self.SEED)
+        self._services = BackendServices()  # the environment sets the run's services
 
     def _load_scenario(self, config: dict[str, Any], long_context: LongContext | None) -> None:
         """Set every state field from the scenario, falling back to the default."""

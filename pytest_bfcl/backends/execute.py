@@ -12,10 +12,10 @@ from __future__ import annotations
 import ast
 import copy
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pytest_bfcl.backends.base import Backend
+from pytest_bfcl.backends.base import Backend, BackendServices, ToolUnavailable
 from pytest_bfcl.backends.long_context import LongContext
 from pytest_bfcl.backends.registry import backend_class
 from pytest_bfcl.decode.errors import DecodeError
@@ -44,10 +44,16 @@ class Environment:
         involved_classes: list[str],
         initial_config: dict[str, Any] | None,
         long_context: LongContext | None = None,
+        services: BackendServices | None = None,
     ) -> Environment:
+        """Instances of the entry's classes, loaded from its scenario. ``services`` carries
+        what the agentic backends need from the run (its ``long_context`` is replaced by the
+        one given here)."""
+        services = replace(services or BackendServices(), long_context=long_context)
         instances: dict[str, Backend] = {}
         for name in involved_classes:
             instance = backend_class(name)()
+            instance._services = services
             if not instance.STATELESS:
                 config = copy.deepcopy((initial_config or {}).get(name, {}))
                 instance._load_scenario(config, long_context)
@@ -70,6 +76,8 @@ class Environment:
             return f"Error during execution: Function call {name} is not allowed."
         try:
             return render_result(self._run(call))
+        except ToolUnavailable:
+            raise  # the run's fault (no recording, no embedding model), not the model's
         except Exception as exc:  # a CallError, or a backend method failing on odd input
             return f"Error during execution: {exc}"
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 from pytest_bfcl.backends.base import Backend
 from pytest_bfcl.backends.filesystem import GorillaFileSystem
 from pytest_bfcl.backends.math_api import MathAPI
+from pytest_bfcl.backends.memory import MemoryKV, MemoryRecSum
+from pytest_bfcl.backends.memory_vector import MemoryVector
 from pytest_bfcl.backends.message import MessageAPI
 from pytest_bfcl.backends.posting import TwitterAPI
 from pytest_bfcl.backends.ticket import TicketAPI
 from pytest_bfcl.backends.trading import TradingBot
 from pytest_bfcl.backends.travel import TravelAPI
 from pytest_bfcl.backends.vehicle import VehicleControlAPI
+from pytest_bfcl.backends.web_search import WebSearchAPI
 
 BACKENDS: dict[str, type[Backend]] = {
     cls.__name__: cls
@@ -23,8 +26,14 @@ BACKENDS: dict[str, type[Backend]] = {
         TradingBot,
         TravelAPI,
         VehicleControlAPI,
+        WebSearchAPI,
     )
 }
+# The memory classes' dataset names carry the backend after an underscore.
+BACKENDS.update(
+    {"MemoryAPI_kv": MemoryKV, "MemoryAPI_vector": MemoryVector, "MemoryAPI_rec_sum": MemoryRecSum}
+)
+MEMORY_BACKENDS = ("MemoryAPI_kv", "MemoryAPI_vector", "MemoryAPI_rec_sum")
 
 # Each backend's function-doc file in the dataset (``multi_turn_func_doc/<file>.json``).
 DOC_FILES = {
@@ -36,6 +45,10 @@ DOC_FILES = {
     "TradingBot": "trading_bot",
     "TravelAPI": "travel_booking",
     "VehicleControlAPI": "vehicle_control",
+    "WebSearchAPI": "web_search",
+    "MemoryAPI_kv": "memory_kv",
+    "MemoryAPI_vector": "memory_vector",
+    "MemoryAPI_rec_sum": "memory_rec_sum",
 }
 
 

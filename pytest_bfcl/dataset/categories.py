@@ -243,3 +243,12 @@ def unregister_custom_categories() -> None:
         CATEGORIES.pop(name, None)
         for collection in ("all", "all_scoring"):
             COLLECTIONS[collection] = tuple(n for n in COLLECTIONS[collection] if n != name)
+
+
+def is_agentic(entry_id: str) -> bool:
+    """Memory (prerequisites included) and web-search entries."""
+    return entry_id.startswith(("memory_", "web_search_"))
+
+
+def is_memory_prerequisite(entry_id: str) -> bool:
+    return entry_id.startswith("memory_") and "_prereq_" in entry_id

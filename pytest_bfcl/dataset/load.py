@@ -156,7 +156,14 @@ class Dataset:
             return self._format_sensitivity_entries()
         raw = self._file_models(cat.question_file, Entry)
         if cat.kind is Kind.WEB_SEARCH:
-            return [self._agentic_entry(e, e.id.replace("web_search", cat.name, 1)) for e in raw]
+            # Hits carry their snippets except in the no-snippet category.
+            config = {"WebSearchAPI": {"show_snippet": "no_snippet" not in cat.name}}
+            return [
+                self._agentic_entry(
+                    e, e.id.replace("web_search", cat.name, 1), initial_config=config
+                )
+                for e in raw
+            ]
         if cat.kind is Kind.MEMORY:
             return self._memory_entries(cat, raw)
         if cat.kind is Kind.MULTI_TURN:

@@ -20,6 +20,7 @@ from pytest_bfcl.dataset.fetch import DatasetError
 PROMPTS_FILE = "bfcl_eval/constants/default_prompts.py"
 UTILS_FILE = "bfcl_eval/utils.py"
 HANDLER_UTILS_FILE = "bfcl_eval/model_handler/utils.py"
+WEB_SEARCH_FILE = "bfcl_eval/eval_checker/multi_turn_eval/func_source_code/web_search.py"
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,27 @@ class ProtocolTexts:
     layouts: dict[str, str]
     default_config: str
     agentic_answer_format: str
+    memory_instruction_core_archival: str  # placeholders {scenario_setting}, {memory_content}
+    memory_instruction_unified: str
+    memory_personas: dict[str, str]  # scenario -> persona text
+    fetch_error_templates: tuple[str, ...]  # wording of simulated fetch failures
     added_functions_fc: str
     added_functions_prompting: str
     maximum_steps: int
+
+    def memory_instruction(self, category: str, scenario: str, memory_content: str) -> str:
+        """The system instruction of a memory conversation: the scenario's persona and the
+        memory's current content (one unified memory for rec_sum, core/archival otherwise)."""
+        template = (
+            self.memory_instruction_unified
+            if "rec_sum" in category
+            else self.memory_instruction_core_archival
+        )
+        if scenario not in self.memory_personas:
+            raise DatasetError(f"no persona text for the memory scenario {scenario!r}")
+        return template.format(
+            scenario_setting=self.memory_personas[scenario], memory_content=memory_content
+        )
 
 
 def _static(node: ast.expr, env: dict[str, Any]) -> Any:
@@ -171,6 +190,12 @@ def load_texts(root: Path) -> ProtocolTexts:
             layouts=prompts["PROMPT_TEMPLATE_MAPPING"],
             default_config=prompts["DEFAULT_SYSTEM_PROMPT_FORMAT"],
             agentic_answer_format=prompts["ADDITIONAL_SYSTEM_PROMPT_FOR_AGENTIC_RESPONSE_FORMAT"],
+            memory_instruction_core_archival=prompts["MEMORY_BACKEND_INSTRUCTION_CORE_ARCHIVAL"],
+            memory_instruction_unified=prompts["MEMORY_BACKEND_INSTRUCTION_UNIFIED"],
+            memory_personas=prompts["MEMORY_AGENT_SETTINGS"],
+            fetch_error_templates=tuple(
+                module_constants(root / WEB_SEARCH_FILE)["ERROR_TEMPLATES"]
+            ),
             added_functions_fc=prompts["DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC"],
             added_functions_prompting=prompts[
                 "DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_PROMPTING"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_bfcl.check.single_turn import ScoringOptions, language_of, prompt_format_of
-from pytest_bfcl.dataset.categories import CATEGORIES, Kind
+from pytest_bfcl.dataset.categories import CATEGORIES, Kind, is_agentic, is_memory_prerequisite
 from pytest_bfcl.dataset.models import AstAnswer, MultiTurnAnswer
 from pytest_bfcl.decode.prompting import DEFAULT_FORMAT
 from pytest_bfcl.models.base import Generation, NotGenerated, StepReply, StepRequest, Task
@@ -17,6 +17,7 @@ from pytest_bfcl.models.encode import (
     placeholder_call,
     prompting_text,
 )
+from pytest_bfcl.models.oracle_agentic import prerequisite_move, question_move
 from pytest_bfcl.resources import project_json
 
 NO_CALL_TEXT = "None of the available functions fits this request, so I will not call any."
@@ -66,6 +67,8 @@ class OracleModel:
         that ends the turn. The calls go through the same decoding and execution as any model's."""
         entry = request.task.entry
         answer = request.task.answer
+        if is_agentic(entry.id):
+            return self._agentic_step(request)
         if not isinstance(answer, MultiTurnAnswer):
             raise NotGenerated(f"{entry.id} has no multi-turn ground truth")
         truth = answer.ground_truth[request.turn] if request.turn < len(answer.ground_truth) else []
@@ -76,3 +79,16 @@ class OracleModel:
             ids = [f"call_{request.turn}_{i}" for i in range(len(calls))]
             return StepReply(result=fc_tool_calls(calls, entry.function), tool_call_ids=ids)
         return StepReply(result=prompting_text(calls, entry.function, DEFAULT_FORMAT))
+
+    def _agentic_step(self, request: StepRequest) -> StepReply:
+        entry = request.task.entry
+        if is_memory_prerequisite(entry.id):
+            move = prerequisite_move(request)
+        else:
+            move = question_move(request)
+        if isinstance(move, str):
+            return StepReply(result=move)
+        if self.scoring.mode == "fc":
+            ids = [f"call_{request.turn}_{request.step}_{i}" for i in range(len(move))]
+            return StepReply(result=fc_tool_calls(move, entry.function), tool_call_ids=ids)
+        return StepReply(result=prompting_text(move, entry.function, DEFAULT_FORMAT))

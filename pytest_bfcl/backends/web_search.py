@@ -1,0 +1,83 @@
+"""The web-search tools (``WebSearchAPI``): a search engine query and a page fetch.
+
+The web itself comes from the run (:class:`pytest_bfcl.web.access.WebAccess`: live, recording
+or replaying a cassette). ``show_snippet`` is the one piece of state: off for the no-snippet
+category, where hits carry only a title and a link.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, ClassVar
+from urllib.parse import urlparse
+
+from pytest_bfcl.backends.base import Backend, ToolUnavailable
+from pytest_bfcl.backends.long_context import LongContext
+from pytest_bfcl.web.access import WebAccess, search_count
+from pytest_bfcl.web.convert import render
+
+# Seeds of the simulated fetch failures: one generator decides, the other words the error.
+FAILURE_SEED, MESSAGE_SEED = 337, 1053
+
+
+class WebSearchAPI(Backend):
+    DEFAULTS: ClassVar[dict[str, Any]] = {"show_snippet": True}
+
+    show_snippet: bool
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._failures = random.Random(FAILURE_SEED)
+        self._messages = random.Random(MESSAGE_SEED)
+
+    def _load_scenario(self, config: dict[str, Any], long_context: LongContext | None) -> None:
+        self.show_snippet = bool(config.get("show_snippet", True))
+
+    def _web(self) -> WebAccess:
+        web = self._services.web
+        if web is None:
+            raise ToolUnavailable("web access is off in this run (--bfcl-web=off)")
+        return web  # type: ignore[no-any-return]
+
+    def search_engine_query(
+        self, keywords: str, max_results: int = 10, region: str = "wt-wt"
+    ) -> Any:
+        answer = self._web().search(str(keywords), search_count(max_results), str(region))
+        if "error" in answer:
+            return {"error": answer["error"]}
+        results = []
+        for hit in answer["hits"][:max_results]:
+            if self.show_snippet:
+                results.append({"title": hit["title"], "href": hit["link"], "body": hit["snippet"]})
+            else:
+                results.append({"title": hit["title"], "href": hit["link"]})
+        return results
+
+    def fetch_url_content(self, url: str, mode: str = "raw") -> dict[str, str]:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"Invalid URL: {url}")
+        web = self._web()
+        if web.settings.failure_rate and self._failures.random() < web.settings.failure_rate:
+            return {"error": self._simulated_error(url)}
+        page = web.fetch(url)
+        if "error" in page:
+            return {"error": f"An error occurred while fetching {url}: {page['error']}"}
+        try:
+            return {"content": render(page["text"], mode)}
+        except Exception as exc:  # an unknown mode, or a page the converter cannot read
+            return {"error": f"An error occurred while fetching {url}: {exc}"}
+
+    def _simulated_error(self, url: str) -> str:
+        """A realistic network error message (the benchmark's templates, read at run time)."""
+        templates = self._services.fetch_error_templates
+        parsed = urlparse(url)
+        context = {
+            "url": url,
+            "host": parsed.hostname or "unknown",
+            "path": parsed.path or "/",
+            "id1": self._messages.randrange(0x10000000, 0xFFFFFFFF),
+            "id2": self._messages.randrange(0x10000000, 0xFFFFFFFF),
+        }
+        if not templates:
+            return f"Simulated network error for url: {url}"
+        return str(self._messages.choice(templates)).format(**context)

@@ -1,0 +1,138 @@
+"""The two-stage memory flow: a scenario's prerequisite conversations fill the memory, then every
+question of the scenario starts from the memory they left.
+
+For each (memory backend, scenario) the prerequisite conversations run once per session, in
+order, each starting from the snapshot the previous one left. Each leaves a checkpoint file, and
+the last one the scenario's final snapshot, under
+``<root>/agentic/memory/<backend>/memory_snapshot/`` (the reference's layout, kept with the
+run's results so a failure can be inspected). Threads of one process wait on a lock; xdist
+workers on a file lock, and a worker that finds a snapshot finished earlier in the same session
+reads it instead of running the conversations again.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pytest_bfcl.dataset.models import Entry
+from pytest_bfcl.models.base import Generation
+
+# Runs one prerequisite conversation from a snapshot; gives its generation and the new snapshot.
+PrerequisiteRunner = Callable[[Entry, dict[str, Any] | None], tuple[Generation, dict[str, Any]]]
+
+
+class MemoryFlowError(RuntimeError):
+    """The prerequisites of a scenario could not be run."""
+
+
+def backend_of(category: str) -> str:
+    """``memory_rec_sum`` -> ``rec_sum``."""
+    return category.removeprefix("memory_")
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=4, ensure_ascii=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class MemoryFlow:
+    def __init__(
+        self,
+        prerequisites: Callable[[str, str], list[Entry]],
+        run_prerequisite: PrerequisiteRunner,
+        root: Path,
+        session: str,
+        on_generation: Callable[[Generation, Path], None] | None = None,
+    ) -> None:
+        """``prerequisites(category, scenario)``: the scenario's conversations in order.
+        ``on_generation(generation, result_file)``: called for each finished conversation."""
+        self.prerequisites = prerequisites
+        self.run_prerequisite = run_prerequisite
+        self.root = Path(root)
+        self.session = session
+        self.on_generation = on_generation
+        self._guard = threading.Lock()
+        self._locks: dict[tuple[str, str], threading.Lock] = {}
+        self._snapshots: dict[tuple[str, str], dict[str, Any] | None] = {}
+        self._failures: dict[tuple[str, str], str] = {}
+
+    def snapshot_dir(self, category: str) -> Path:
+        return self.root / "agentic" / "memory" / backend_of(category) / "memory_snapshot"
+
+    def final_path(self, category: str, scenario: str) -> Path:
+        return self.snapshot_dir(category) / f"{scenario}_final.json"
+
+    def result_file(self, category: str) -> Path:
+        backend = backend_of(category)
+        return (
+            self.root
+            / "agentic"
+            / "memory"
+            / backend
+            / f"BFCL_v4_memory_{backend}_prereq_result.json"
+        )
+
+    def final_snapshot(self, category: str, scenario: str) -> dict[str, Any] | None:
+        """The memory a scenario's questions start from (running its prerequisites first, once
+        per session)."""
+        key = (category, scenario)
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            if key in self._failures:
+                raise MemoryFlowError(self._failures[key])
+            if key not in self._snapshots:
+                try:
+                    self._snapshots[key] = self._shared_snapshot(category, scenario)
+                except Exception as exc:
+                    message = (
+                        f"the memory prerequisites of {category}/{scenario} failed, so its "
+                        f"questions cannot run: {type(exc).__name__}: {exc}"
+                    )
+                    self._failures[key] = message
+                    raise MemoryFlowError(message) from exc
+            return self._snapshots[key]
+
+    def _shared_snapshot(self, category: str, scenario: str) -> dict[str, Any] | None:
+        """Under a file lock: this session's finished snapshot, or run the prerequisites."""
+        final = self.final_path(category, scenario)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        marker = final.with_suffix(".session")
+        with open(final.with_suffix(".lock"), "w") as lock_file:
+            fcntl.flock(lock_file, fcntl.LOCK_EX)
+            try:
+                if marker.exists() and marker.read_text() == self.session and final.exists():
+                    data: dict[str, Any] | None = json.loads(final.read_text(encoding="utf-8"))
+                    return data
+                snapshot = self._run(category, scenario)
+                marker.write_text(self.session)
+                return snapshot
+            finally:
+                fcntl.flock(lock_file, fcntl.LOCK_UN)
+
+    def _run(self, category: str, scenario: str) -> dict[str, Any] | None:
+        snapshot: dict[str, Any] | None = None
+        checkpoints = self.snapshot_dir(category) / "prereq_checkpoints"
+        final = self.final_path(category, scenario)
+        final.unlink(missing_ok=True)  # a stale one must not outlive a failed run
+        for entry in self.prerequisites(category, scenario):
+            generation, snapshot = self.run_prerequisite(entry, snapshot)
+            _write_json(checkpoints / f"{entry.id}.json", snapshot)
+            _write_json(final, snapshot)
+            if self.on_generation is not None:
+                self.on_generation(generation, self.result_file(category))
+        return snapshot
