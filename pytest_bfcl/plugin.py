@@ -376,7 +376,7 @@ class BfclSessionPlugin:
                 props.get("bfcl_steps"),
             )
         elif "bfcl_skipped" in props:
-            self.board.add_skip(str(category))
+            self.board.add_skip(str(category), str(props["bfcl_skipped"]))
         else:
             self.board.add_error(str(category))
 

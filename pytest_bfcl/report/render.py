@@ -36,7 +36,8 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
     for name, cat in scores.categories.items():
         notes = []
         if cat.skipped:
-            notes.append(f"{cat.skipped} skipped")
+            reasons = "; ".join(cat.skip_reasons) if cat.skip_reasons else ""
+            notes.append(f"{cat.skipped} skipped" + (f" ({reasons})" if reasons else ""))
         if cat.errors:
             notes.append(f"{cat.errors} errors")
         if not cat.complete:
@@ -46,11 +47,20 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
             + ", ".join(notes)
         )
     lines += ["", f"{'group':<26}{'score':>10}"]
+    web_skipped = _web_search_skipped(scores)
     for key, label in _GROUP_LABELS.items():
         group = scores.groups[key]
-        lines.append(f"{label:<26}{percent(group.accuracy):>10}")
+        shown = "skipped" if key == "web_search" and web_skipped else percent(group.accuracy)
+        lines.append(f"{label:<26}{shown:>10}")
     overall = scores.overall
-    if scores.partial:
+    if scores.overall_without_web_search is not None:
+        lines.append(
+            f"{'Overall (V4)':<26}{'partial':>10}  web search skipped: "
+            f"{percent(scores.overall_without_web_search).strip()} with Agentic = Memory "
+            f"(leaderboard formula with web search as 0: "
+            f"{percent(overall.reference_accuracy).strip()})"
+        )
+    elif scores.partial:
         lines.append(
             f"{'Overall (V4)':<26}{'partial':>10}  leaderboard formula with not-run categories "
             f"as 0: {percent(overall.reference_accuracy).strip()}; not run: "
@@ -65,6 +75,12 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
             f"{percent(fs.std).strip()} over {len(fs.configs)} prompt configs"
         )
     return lines
+
+
+def _web_search_skipped(scores: Scores) -> bool:
+    """Web search was selected but every entry was skipped (web access off)."""
+    web = [c for n, c in scores.categories.items() if n.startswith("web_search")]
+    return bool(web) and all(c.total == 0 and c.skipped for c in web)
 
 
 def _short_list(items: list[str], limit: int = 6) -> str:

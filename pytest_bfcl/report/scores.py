@@ -22,6 +22,7 @@ from pytest_bfcl.dataset.categories import (
     ALL_SCORING,
     DATASET_SIZES,
     FORMAT_SENSITIVITY,
+    WEB_SEARCH,
 )
 
 OVERALL_WEIGHTS: dict[str, float] = {
@@ -40,6 +41,7 @@ class Tally:
     skipped: int = 0
     errors: int = 0  # entries that could not be scored (infrastructure)
     failed_ids: list[str] = field(default_factory=list)
+    skip_reasons: dict[str, int] = field(default_factory=dict)
 
     @property
     def accuracy(self) -> float | None:
@@ -54,6 +56,7 @@ class CategoryScore(BaseModel):
     errors: int = 0
     dataset_size: int
     complete: bool  # every entry of the category was scored
+    skip_reasons: dict[str, int] = {}  # why entries were skipped, with counts
 
 
 class GroupScore(BaseModel):
@@ -76,6 +79,9 @@ class Scores(BaseModel):
     overall: GroupScore
     partial: bool
     format_sensitivity: FormatSensitivity | None = None
+    # When web search was skipped (and nothing else is missing): the overall formula with
+    # the agentic score taken from memory alone, so the run still has a comparable summary.
+    overall_without_web_search: float | None = None
 
 
 class ScoreBoard:
@@ -115,8 +121,11 @@ class ScoreBoard:
         self.input_tokens += int(input_tokens) if isinstance(input_tokens, int | float) else 0
         self.output_tokens += int(output_tokens) if isinstance(output_tokens, int | float) else 0
 
-    def add_skip(self, category: str) -> None:
-        self._tally(category).skipped += 1
+    def add_skip(self, category: str, reason: str = "") -> None:
+        tally = self._tally(category)
+        tally.skipped += 1
+        if reason:
+            tally.skip_reasons[reason] = tally.skip_reasons.get(reason, 0) + 1
 
     def add_error(self, category: str) -> None:
         self._tally(category).errors += 1
@@ -135,6 +144,7 @@ class ScoreBoard:
                 errors=tally.errors,
                 dataset_size=size,
                 complete=tally.total == size,
+                skip_reasons=dict(tally.skip_reasons),
             )
         return dict(sorted(out.items(), key=lambda kv: _order(kv[0])))
 
@@ -148,6 +158,7 @@ class ScoreBoard:
             overall=overall,
             partial=bool(overall.missing),
             format_sensitivity=self._format_sensitivity(),
+            overall_without_web_search=overall_without_web_search(groups, overall),
         )
 
     def _format_sensitivity(self) -> FormatSensitivity | None:
@@ -268,3 +279,19 @@ def aggregate_groups(
         )
         for name, p in parts.items()
     }
+
+
+def overall_without_web_search(
+    groups: dict[str, GroupScore], overall: GroupScore
+) -> float | None:
+    """The overall score with agentic = memory, when web search is all that is missing."""
+    if not overall.missing or not set(overall.missing) <= set(WEB_SEARCH):
+        return None
+    parts = [groups[name].accuracy for name in OVERALL_WEIGHTS if name != "agentic"]
+    memory = groups["memory"].accuracy
+    if memory is None or any(p is None for p in parts):
+        return None
+    values = [*(p for p in parts if p is not None), memory]
+    weights = [w for name, w in OVERALL_WEIGHTS.items() if name != "agentic"]
+    weights.append(OVERALL_WEIGHTS["agentic"])
+    return sum(v * w for v, w in zip(values, weights, strict=True)) / sum(weights)

@@ -1,0 +1,92 @@
+"""A local stand-in for the web: a SerpAPI-compatible search endpoint whose hits point at pages
+it also serves. Lets the web-search path (providers, fetching, cassettes) run without internet."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+PAGE = """<html><head><title>{title}</title><style>body {{ color: red; }}</style>
+<script>var hidden = 1;</script></head>
+<body><h1>{title}</h1><p>Notes about <b>{query}</b>.</p><p>Second paragraph.</p></body></html>"""
+
+
+class FakeWeb:
+    def __init__(self, hits: int = 3) -> None:
+        self.hits = hits
+        self.requests: Counter[str] = Counter()  # "search" / "page" -> count
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    @property
+    def search_url(self) -> str:
+        return f"{self.base}/search.json"
+
+    def __enter__(self) -> FakeWeb:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def organic_results(self, query: str) -> list[dict[str, str]]:
+        slug = "".join(c if c.isalnum() else "-" for c in query.lower())[:40]
+        return [
+            {
+                "title": f"Result {i} for {query}",
+                "link": f"{self.base}/page/{slug}/{i}",
+                "snippet": f"Snippet {i} about {query}",
+            }
+            for i in range(self.hits)
+        ]
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        web = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                url = urlparse(self.path)
+                if url.path == "/search.json":
+                    query = parse_qs(url.query).get("q", [""])[0]
+                    with web.lock:
+                        web.requests["search"] += 1
+                    body = json.dumps({"organic_results": web.organic_results(query)})
+                    return self._send(200, body, "application/json")
+                if url.path.startswith("/page/"):
+                    with web.lock:
+                        web.requests["page"] += 1
+                    title = url.path.removeprefix("/page/")
+                    return self._send(200, PAGE.format(title=title, query=title), "text/html")
+                if url.path == "/redirect-home":
+                    self.send_response(302)
+                    self.send_header("location", "http://localhost/admin")
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                    return None
+                if url.path == "/big":
+                    return self._send(200, "x" * 6_000_000, "text/plain")
+                return self._send(404, "not here", "text/plain")
+
+            def _send(self, status: int, body: str, content_type: str) -> None:
+                data = body.encode()
+                self.send_response(status)
+                self.send_header("content-type", f"{content_type}; charset=utf-8")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
