@@ -10,6 +10,7 @@ import pytest
 
 from pytest_bfcl.dataset.fetch import DataSource, ensure_pinned_data
 from pytest_bfcl.dataset.load import Dataset
+from pytest_bfcl.dataset.texts import ProtocolTexts, load_texts
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -26,6 +27,12 @@ def data_source() -> DataSource:
 @pytest.fixture(scope="session")
 def dataset(data_source: DataSource) -> Dataset:
     return Dataset(data_source)
+
+
+@pytest.fixture(scope="session")
+def texts(data_source: DataSource) -> ProtocolTexts:
+    """The benchmark's model-facing texts, read from the pinned release."""
+    return load_texts(data_source.unpacked_root)
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,6 @@ from pytest_bfcl.check.multi_turn import MultiTurnOptions, evaluate_multi_turn
 from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.dataset.categories import expand_categories
 from pytest_bfcl.dataset.models import Entry, MultiTurnAnswer
-from pytest_bfcl.dataset.texts import load_texts
 from pytest_bfcl.models.base import Generation, StepReply, StepRequest, Task
 from pytest_bfcl.report.render import explain_failure
 from pytest_bfcl.run.conversation import run_conversation
@@ -186,11 +185,6 @@ class Scripted:
             input_tokens=10,
             output_tokens=2,
         )
-
-
-@pytest.fixture(scope="module")
-def texts(data_source):
-    return load_texts(data_source.unpacked_root)
 
 
 def test_fc_loop_feeds_results_back_as_tool_messages(texts):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -79,12 +80,19 @@ def test_marks_keywords_and_deselect(pytester, data_args):
     ).assert_outcomes(passed=15)
 
 
-def test_pending_categories_skip_with_a_reason(pytester, data_args):
+def test_web_search_off_skips_with_a_reason_and_the_report_says_so(pytester, data_args):
     result = pytester.runpytest(
-        "--bfcl-model=oracle", "--bfcl-category=memory_kv", "-rs", *data_args
+        "--bfcl-model=oracle",
+        "--bfcl-category=web_search_base,memory_rec_sum",
+        "--bfcl-web=off",
+        "-rs",
+        *data_args,
     )
-    result.assert_outcomes(skipped=155)
-    assert "memory runner" in result.stdout.str()
+    result.assert_outcomes(passed=155, skipped=100)
+    out = result.stdout.str()
+    assert "100 skipped (web search is off in this run (--bfcl-web=off)" in out
+    assert re.search(r"Web Search\s+skipped", out)
+    assert re.search(r"memory_rec_sum\s+155\s+155\s+100\.00%", out)
 
 
 def test_multi_turn_items_run_the_conversation_and_report_the_failing_turn(

@@ -60,9 +60,10 @@ class Embedder:
             ) from exc
         self._np = np
         self.name = name
-        dimension = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension"
-        )  # renamed in sentence-transformers 6
+        # renamed in sentence-transformers 6
+        dimension = getattr(self._model, "get_embedding_dimension", None)
+        if dimension is None:
+            dimension = self._model.get_sentence_embedding_dimension
         self.dimension = int(dimension() or 0)
         self._lock = threading.Lock()
         self._recent: OrderedDict[tuple[str, ...], Any] = OrderedDict()

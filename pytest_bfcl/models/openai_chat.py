@@ -121,6 +121,12 @@ class OpenAIChatModel:
         self._failure_streak = 0
         self.down_reason: str | None = None
 
+    def close(self) -> None:
+        """Close the connection pools: a process may build many models (test sessions,
+        embedded use), and idle keep-alive connections would pile up as open files."""
+        for client in self._clients:
+            client.close()
+
     def _client(self, base_url: str | None) -> openai.OpenAI:
         key = os.environ.get(self.settings.api_key_env) or "EMPTY"  # local servers need none
         return openai.OpenAI(

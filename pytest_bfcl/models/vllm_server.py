@@ -225,6 +225,7 @@ class VllmChatModel(OpenAIChatModel):
         super()._note_failure(exc)
 
     def close(self) -> None:
+        super().close()
         if self.server is not None:
             self.server.stop()
             for key in (SHARED_URL_ENV, SHARED_LOG_ENV):

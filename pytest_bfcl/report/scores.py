@@ -281,9 +281,7 @@ def aggregate_groups(
     }
 
 
-def overall_without_web_search(
-    groups: dict[str, GroupScore], overall: GroupScore
-) -> float | None:
+def overall_without_web_search(groups: dict[str, GroupScore], overall: GroupScore) -> float | None:
     """The overall score with agentic = memory, when web search is all that is missing."""
     if not overall.missing or not set(overall.missing) <= set(WEB_SEARCH):
         return None
