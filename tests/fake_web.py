@@ -15,13 +15,19 @@ PAGE = """<html><head><title>{title}</title><style>body {{ color: red; }}</style
 <body><h1>{title}</h1><p>Notes about <b>{query}</b>.</p><p>Second paragraph.</p></body></html>"""
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # clients that hang up early (the size-limit test) are expected
+
+
 class FakeWeb:
     def __init__(self, hits: int = 3) -> None:
         self.hits = hits
         self.requests: Counter[str] = Counter()  # "search" / "page" -> count
         self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
+        self.server = _QuietServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
