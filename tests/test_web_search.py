@@ -84,7 +84,7 @@ def test_fetch_errors_are_results_and_bad_urls_raise(web):
 
 
 def test_fetching_refuses_private_addresses_unless_allowed(web):
-    with pytest.raises(FetchError, match="non-public address 127.0.0.1"):
+    with pytest.raises(FetchError, match=r"non-public address 127\.0\.0\.1"):
         fetch_page(f"{web.base}/page/x/0")
     with pytest.raises(FetchError, match="non-public address"):
         check_address("http://localhost:9/admin", allow_private=False)
@@ -138,9 +138,9 @@ def test_cassette_round_trip_replays_byte_for_byte(web, tmp_path):
 def test_a_replay_miss_names_the_query_or_url(tmp_path):
     (tmp_path / "c").mkdir()
     env = tools(WebAccess(WebSettings(mode="replay", cassette=tmp_path / "c")))
-    with pytest.raises(CassetteMiss, match="query 'unseen words'.*--bfcl-web=record"):
+    with pytest.raises(CassetteMiss, match=r"query 'unseen words'.*--bfcl-web=record"):
         env.execute_one("search_engine_query(keywords='unseen words')")
-    with pytest.raises(CassetteMiss, match="URL 'https://example.org/x'"):
+    with pytest.raises(CassetteMiss, match=r"URL 'https://example\.org/x'"):
         env.execute_one("fetch_url_content(url='https://example.org/x')")
 
 
