@@ -3,6 +3,8 @@ corpora beside the checkout, when present."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 from pathlib import Path
 
@@ -11,6 +13,13 @@ import pytest
 from pytest_bfcl.dataset.fetch import DataSource, ensure_pinned_data
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.texts import ProtocolTexts, load_texts
+
+# Extension modules (numpy, torch, faiss) cannot be loaded twice in one process, and pytester's
+# in-process runs drop the modules a run imported. Loading them here, before any such run,
+# keeps them for the whole session (the vector memory imports them inside inner runs).
+for _name in ("numpy", "torch", "faiss", "sentence_transformers"):
+    if importlib.util.find_spec(_name) is not None:
+        importlib.import_module(_name)
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -233,3 +233,15 @@ def test_replay_scores_stored_agentic_results_like_the_reference(pytester, refer
     scores = json.loads(report.read_text())["categories"]
     assert {name: s["correct"] for name, s in scores.items()} == expected
     assert all(s["total"] == s["dataset_size"] for s in scores.values())
+
+
+def test_memory_questions_start_interleaved_by_scenario(data_source):
+    from pytest_bfcl.run.engine import BfclRun
+    from pytest_bfcl.settings import Settings
+
+    run = BfclRun.create(
+        Settings(model="oracle", categories="memory_kv", data_dir=data_source.data_dir)
+    )
+    ids = sorted((e.id for e in run.entries_for("memory_kv")), key=run._start_order)
+    first_wave = {i.split("-")[1] for i in ids[:5]}
+    assert first_wave == {"student", "customer", "finance", "healthcare", "notetaker"}

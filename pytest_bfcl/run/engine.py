@@ -351,9 +351,19 @@ class BfclRun:
                 max_workers=concurrency or self.settings.concurrency,
                 thread_name_prefix="bfcl-generate",
             )
-        for entry_id in sorted(new, key=self.expected_requests, reverse=True):
+        for entry_id in sorted(new, key=self._start_order):
             self._submitted.add(entry_id)
             self._futures[entry_id] = self._pool.submit(self.generate, entry_id)
+
+    def _start_order(self, entry_id: str) -> tuple[int, int]:
+        """Longest first; memory questions interleaved by scenario (the k-th question of each
+        scenario before any (k+1)-th), so the first wave starts every scenario's
+        prerequisites at once instead of queueing behind one scenario."""
+        rank = 0
+        if CATEGORIES[category_of_id(entry_id)].kind is Kind.MEMORY:
+            tail = entry_id.rsplit("-", 1)[-1]
+            rank = int(tail) if tail.isdigit() else 0
+        return (-self.expected_requests(entry_id), rank)
 
     def expected_requests(self, entry_id: str) -> int:
         """A rough count of the requests an entry needs (turns, for a conversation)."""
