@@ -167,7 +167,11 @@ def test_multi_turn_conversations_through_an_endpoint(pytester, dataset, tmp_pat
         extra = ["--bfcl-concurrency=16", f"--bfcl-mode={mode}", "-k", "miss_func_1"]
         run_args = args(fake, tmp_path, *extra, category="multi_turn_miss_func")
         result = pytester.runpytest(*run_args)
-        result.assert_outcomes(passed=111)  # ids containing "miss_func_1"
+        outcomes = result.parseoutcomes()
+        # ids containing "miss_func_1"; on a failure, show why (errors name their cause)
+        assert (outcomes.get("passed"), outcomes.get("errors", 0)) == (111, 0), "\n".join(
+            line for line in result.outlines if "Error" in line or line.startswith("E ")
+        )[-4000:]
         first = fake.total_requests()
         assert first > 111 * 4  # several turns, each a call step and an answer step
         result = pytester.runpytest(*run_args)
