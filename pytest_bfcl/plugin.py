@@ -20,6 +20,7 @@ from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import CATEGORIES, Category
 from pytest_bfcl.dataset.custom import add_custom_categories, unregister_custom_categories
 from pytest_bfcl.dataset.fetch import DatasetError
+from pytest_bfcl.files import write_json_atomic
 from pytest_bfcl.models.base import Generation, ModelSpecError
 from pytest_bfcl.models.openai_chat import ServerDown
 from pytest_bfcl.models.replay import ReplayError
@@ -34,7 +35,7 @@ from pytest_bfcl.report.baseline import (
 from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
 from pytest_bfcl.report.gate import GateResult, compare
-from pytest_bfcl.report.json_report import build_report, write_json_atomic
+from pytest_bfcl.report.json_report import build_report
 from pytest_bfcl.report.junit_summary import add_summary_testcases
 from pytest_bfcl.report.markdown import markdown_summary
 from pytest_bfcl.report.render import explain_failure, gate_block, score_table

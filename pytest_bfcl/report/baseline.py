@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from pytest_bfcl.report.json_report import write_json_atomic
+from pytest_bfcl.files import write_json_atomic
 
 BASELINE_FORMAT = "pytest-bfcl-baseline/1"
 

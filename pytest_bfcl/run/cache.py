@@ -6,18 +6,14 @@ any moment, even by ``kill -9``, leaves only complete entries, and a rerun resum
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from pytest_bfcl.files import content_key, write_json_atomic
 
-def cache_key(identity: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of what determines the response."""
-    text = json.dumps(identity, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+# sha256 of the canonical JSON of what determines the response
+cache_key = content_key
 
 
 class ResponseCache:
@@ -44,14 +40,5 @@ class ResponseCache:
         return record
 
     def put(self, key: str, record: dict[str, Any]) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(record, fh, ensure_ascii=False)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_json_atomic(self._path(key), record, indent=None)
         self.writes += 1

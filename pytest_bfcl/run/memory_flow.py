@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.dataset.models import Entry
+from pytest_bfcl.files import write_json_atomic
 from pytest_bfcl.models.base import Generation
 
 # Runs one prerequisite conversation from a snapshot; gives its generation and the new snapshot.
@@ -35,18 +34,6 @@ class MemoryFlowError(RuntimeError):
 def backend_of(category: str) -> str:
     """``memory_rec_sum`` -> ``rec_sum``."""
     return category.removeprefix("memory_")
-
-
-def _write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=4, ensure_ascii=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class MemoryFlow:
@@ -131,8 +118,8 @@ class MemoryFlow:
         final.unlink(missing_ok=True)  # a stale one must not outlive a failed run
         for entry in self.prerequisites(category, scenario):
             generation, snapshot = self.run_prerequisite(entry, snapshot)
-            _write_json(checkpoints / f"{entry.id}.json", snapshot)
-            _write_json(final, snapshot)
+            write_json_atomic(checkpoints / f"{entry.id}.json", snapshot, indent=4)
+            write_json_atomic(final, snapshot, indent=4)
             if self.on_generation is not None:
                 self.on_generation(generation, self.result_file(category))
         return snapshot

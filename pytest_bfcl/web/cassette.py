@@ -9,23 +9,16 @@ atomically, so concurrent workers can record into one cassette.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.backends.base import ToolUnavailable
+from pytest_bfcl.files import content_key, write_json_atomic
 
 
 class CassetteMiss(ToolUnavailable):
     """A replayed run asked for something the cassette does not hold."""
-
-
-def request_key(request: dict[str, Any]) -> str:
-    canonical = json.dumps(request, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
 
 
 class Cassette:
@@ -33,7 +26,7 @@ class Cassette:
         self.directory = Path(directory)
 
     def _path(self, kind: str, request: dict[str, Any]) -> Path:
-        return self.directory / kind / f"{request_key(request)}.json"
+        return self.directory / kind / f"{content_key(request)}.json"
 
     def load(self, kind: str, request: dict[str, Any]) -> dict[str, Any]:
         path = self._path(kind, request)
@@ -57,18 +50,7 @@ class Cassette:
         return dict(record["response"])
 
     def save(self, kind: str, request: dict[str, Any], response: dict[str, Any]) -> None:
-        path = self._path(kind, request)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(
-                    {"request": request, "response": response}, fh, ensure_ascii=False, indent=1
-                )
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_json_atomic(self._path(kind, request), {"request": request, "response": response}, 1)
 
     def count(self, kind: str) -> int:
         return len(list((self.directory / kind).glob("*.json")))
