@@ -12,6 +12,7 @@ Answers are plain data: a search gives ``{"hits": [...]}`` or ``{"error": messag
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -73,30 +74,34 @@ class WebAccess:
             return self._provider
 
     def search(self, keywords: str, count: int, region: str) -> dict[str, Any]:
+        def live() -> dict[str, Any]:
+            try:
+                return {"hits": self.provider().search(keywords, count, region)}
+            except SearchError as exc:
+                return {"error": str(exc)}
+
         request = {"keywords": keywords, "count": count, "region": region}
-        if self.mode == "replay":
-            assert self.cassette is not None
-            return self.cassette.load("search", request)
-        try:
-            answer: dict[str, Any] = {"hits": self.provider().search(keywords, count, region)}
-        except SearchError as exc:
-            answer = {"error": str(exc)}
-        if self.mode == "record":
-            assert self.cassette is not None
-            self.cassette.save("search", request, answer)
-        return answer
+        return self._answer("search", request, live)
 
     def fetch(self, url: str) -> dict[str, Any]:
-        request = {"url": url}
+        def live() -> dict[str, Any]:
+            try:
+                page = fetch_page(url, allow_private=self.settings.allow_private)
+            except FetchError as exc:
+                return {"error": str(exc)}
+            return {"url": page.url, "status": page.status, "text": page.text}
+
+        return self._answer("fetch", {"url": url}, live)
+
+    def _answer(
+        self, kind: str, request: dict[str, Any], live: Callable[[], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """From the cassette when replaying; otherwise live, and saved when recording."""
         if self.mode == "replay":
             assert self.cassette is not None
-            return self.cassette.load("fetch", request)
-        try:
-            page = fetch_page(url, allow_private=self.settings.allow_private)
-            answer: dict[str, Any] = {"url": page.url, "status": page.status, "text": page.text}
-        except FetchError as exc:
-            answer = {"error": str(exc)}
+            return self.cassette.load(kind, request)
+        answer = live()
         if self.mode == "record":
             assert self.cassette is not None
-            self.cassette.save("fetch", request, answer)
+            self.cassette.save(kind, request, answer)
         return answer
