@@ -209,19 +209,8 @@ class BfclRun:
         kind = CATEGORIES[entry.category].kind
         try:
             if kind in CONVERSATION_KINDS and isinstance(self.model, StepModel):
-                initial_config = None
-                if kind is Kind.MEMORY:
-                    initial_config = self._memory_config(entry)
-                conversation = Conversation(
-                    task,
-                    self.model,
-                    self.scoring.mode,
-                    self.texts(),
-                    self.long_context_for(entry),
-                    self.services(),
-                    initial_config,
-                )
-                return conversation.run()
+                snapshot = self._question_snapshot(entry) if kind is Kind.MEMORY else None
+                return self._conversation(task, self.model, snapshot).run()
             return self.model.generate(task)
         except NotGenerated as exc:
             return Skip(str(exc))
@@ -271,9 +260,27 @@ class BfclRun:
                 )
             return self._memory
 
-    def _memory_config(self, entry: Entry) -> dict[str, Any]:
-        snapshot = self.memory_flow().final_snapshot(entry.category, entry.scenario or "")
-        return {cls: {"snapshot": snapshot} for cls in entry.involved_classes}
+    def _conversation(
+        self, task: Task, model: StepModel, memory: dict[str, Any] | None = None
+    ) -> Conversation:
+        """A conversation for the entry; a memory snapshot, when given, is loaded into the
+        entry's memory backend."""
+        entry = task.entry
+        config = None
+        if memory is not None:
+            config = {cls: {"snapshot": memory} for cls in entry.involved_classes}
+        return Conversation(
+            task,
+            model,
+            self.scoring.mode,
+            self.texts(),
+            self.long_context_for(entry),
+            self.services(),
+            config,
+        )
+
+    def _question_snapshot(self, entry: Entry) -> dict[str, Any] | None:
+        return self.memory_flow().final_snapshot(entry.category, entry.scenario or "")
 
     def _run_prerequisite(
         self, entry: Entry, snapshot: dict[str, Any] | None
@@ -281,15 +288,7 @@ class BfclRun:
         """One prerequisite conversation: it starts from the snapshot and gives the next."""
         if not isinstance(self.model, StepModel):
             raise ModelSpecError(f"{self.model.name} cannot hold the memory conversations")
-        conversation = Conversation(
-            Task(entry, None),
-            self.model,
-            self.scoring.mode,
-            self.texts(),
-            None,
-            self.services(),
-            {cls: {"snapshot": snapshot} for cls in entry.involved_classes},
-        )
+        conversation = self._conversation(Task(entry, None), self.model, snapshot)
         generation = conversation.run()
         memory = conversation.memory_backend()
         if memory is None:
