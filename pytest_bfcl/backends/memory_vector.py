@@ -7,6 +7,7 @@ the model are loaded on first use: the other backends never need them.
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 from pytest_bfcl.backends.embedding import EmbeddingUnavailable, embedder
@@ -44,19 +45,16 @@ class VectorStore:
             encoder = embedder(self.model)
             self._index = faiss.IndexIDMap(faiss.IndexFlatIP(encoder.dimension))
             if self.store:
-                self._index_texts(sorted(self.store))
+                ids = sorted(self.store)
+                self._add_vectors(ids, [self.store[i] for i in ids])
         return self._index
 
-    def _index_texts(self, ids: list[int]) -> None:
+    def _add_vectors(self, ids: list[int], texts: list[str]) -> None:
+        """Embed the texts (one batch) into the index under their ids."""
         import numpy as np
 
-        vectors = embedder(self.model).embed([self.store[i] for i in ids])
-        self._index.add_with_ids(vectors, np.array(ids, dtype=np.int64))
-
-    def _add_vector(self, index: Any, vec_id: int, text: str) -> None:
-        import numpy as np
-
-        index.add_with_ids(embedder(self.model).embed([text]), np.array([vec_id], dtype=np.int64))
+        vectors = embedder(self.model).embed(texts)
+        self._ensure_index().add_with_ids(vectors, np.array(ids, dtype=np.int64))
 
     def _drop(self, vec_id: int) -> None:
         import numpy as np
@@ -68,10 +66,10 @@ class VectorStore:
             return {"error": self._too_long}
         if len(self.store) >= self.size:
             return {"error": f"Memory size exceeds maximum size of {self.size} entries."}
-        index = self._ensure_index()
+        self._ensure_index()
         vec_id = self.next_id
         self.next_id += 1  # taken even when embedding fails, as in the benchmark
-        self._add_vector(index, vec_id, text)
+        self._add_vectors([vec_id], [text])
         self.store[vec_id] = text
         return {"id": vec_id}
 
@@ -92,7 +90,7 @@ class VectorStore:
         if len(new_text) > self.entry_length:
             return {"error": self._too_long}
         self._drop(vec_id)
-        self._add_vector(self._ensure_index(), vec_id, new_text)
+        self._add_vectors([vec_id], [new_text])
         self.store[vec_id] = new_text
         return {"status": f"ID {vec_id} updated."}
 
@@ -164,8 +162,6 @@ class MemoryVector(MemoryBackend):
     def _context_dump(self) -> str:
         # The benchmark always shows the core store as JSON here, "{}" when it is empty: its
         # emptiness test looks at the store object, which is never falsy.
-        import json
-
         return json.dumps({str(k): v for k, v in self.core.store.items()}, indent=4)
 
     def core_memory_add(self, text: str) -> dict[str, Any]:
