@@ -57,6 +57,27 @@ def test_missing_categories_are_not_run_never_zero():
     assert scores.overall.reference_accuracy == pytest.approx(0.1 * (1 / 3) / 4 + 0.1 * 0.75)
 
 
+def test_skipped_web_search_gets_the_overall_with_agentic_from_memory():
+    acc = {c: 1.0 for c in ALL_SCORING if not c.startswith("web_search")}
+    acc.update(memory_kv=0.5, memory_vector=0.5, memory_rec_sum=0.5)
+    board = board_with(acc)
+    for _ in range(100):
+        board.add_skip("web_search_base", "web search is off")
+    scores = board.scores()
+    assert scores.partial and scores.overall.accuracy is None
+    memory = scores.groups["memory"].accuracy
+    assert memory == pytest.approx(78 / 155)  # 0.5 of 155, rounded to whole entries
+    assert scores.overall_without_web_search == pytest.approx(0.1 + 0.1 + 0.1 + 0.3 + 0.4 * memory)
+    assert "overall_without_web_search" not in scores.groups
+    assert scores.categories["web_search_base"].skip_reasons == {"web search is off": 100}
+    # with anything else missing too, there is no such figure
+    del acc["multiple"]
+    assert board_with(acc).scores().overall_without_web_search is None
+    # and a complete run does not need it
+    full = board_with({c: 1.0 for c in ALL_SCORING}).scores()
+    assert full.overall_without_web_search is None
+
+
 def test_partially_run_category_is_incomplete():
     board = ScoreBoard()
     board.add_verdict("simple_python_0", "simple_python", True)

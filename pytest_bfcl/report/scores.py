@@ -152,13 +152,15 @@ class ScoreBoard:
         cats = self.category_scores()
         groups = aggregate_groups(cats)
         overall = groups.pop("overall")
+        without_web = groups.pop("overall_without_web_search")
+        web_only_missing = bool(overall.missing) and set(overall.missing) <= set(WEB_SEARCH)
         return Scores(
             categories=cats,
             groups=groups,
             overall=overall,
             partial=bool(overall.missing),
             format_sensitivity=self._format_sensitivity(),
-            overall_without_web_search=overall_without_web_search(groups, overall),
+            overall_without_web_search=without_web.accuracy if web_only_missing else None,
         )
 
     def _format_sensitivity(self) -> FormatSensitivity | None:
@@ -255,9 +257,10 @@ def aggregate_groups(
     web_search = _mean([leaf["web_search_base"], leaf["web_search_no_snippet"]])
     memory = _mean([leaf["memory_kv"], leaf["memory_vector"], leaf["memory_rec_sum"]])
     agentic = _mean([web_search, memory])
-    overall = _weighted(
-        [non_live, live, irrelevance, multi_turn, agentic], list(OVERALL_WEIGHTS.values())
-    )
+    weights = list(OVERALL_WEIGHTS.values())
+    overall = _weighted([non_live, live, irrelevance, multi_turn, agentic], weights)
+    # the same formula with the agentic score taken from memory alone (web search skipped)
+    without_web = _weighted([non_live, live, irrelevance, multi_turn, memory], weights)
     parts = {
         "simple": simple,
         "non_live": non_live,
@@ -269,6 +272,7 @@ def aggregate_groups(
         "memory": memory,
         "agentic": agentic,
         "overall": overall,
+        "overall_without_web_search": without_web,
     }
     return {
         name: GroupScore(
@@ -279,17 +283,3 @@ def aggregate_groups(
         )
         for name, p in parts.items()
     }
-
-
-def overall_without_web_search(groups: dict[str, GroupScore], overall: GroupScore) -> float | None:
-    """The overall score with agentic = memory, when web search is all that is missing."""
-    if not overall.missing or not set(overall.missing) <= set(WEB_SEARCH):
-        return None
-    parts = [groups[name].accuracy for name in OVERALL_WEIGHTS if name != "agentic"]
-    memory = groups["memory"].accuracy
-    if memory is None or any(p is None for p in parts):
-        return None
-    values = [*(p for p in parts if p is not None), memory]
-    weights = [w for name, w in OVERALL_WEIGHTS.items() if name != "agentic"]
-    weights.append(OVERALL_WEIGHTS["agentic"])
-    return sum(v * w for v, w in zip(values, weights, strict=True)) / sum(weights)
