@@ -11,9 +11,10 @@ from functools import cache
 from typing import Any, ClassVar
 
 from pytest_bfcl.backends.long_context import LongContext
+from pytest_bfcl.errors import InfrastructureError
 
 
-class ToolUnavailable(RuntimeError):
+class ToolUnavailable(InfrastructureError):
     """A tool cannot do its work because of the run, not the model's call (a web recording
     is missing, the embedding model cannot be loaded). It stops the entry with an error
     instead of being fed back to the model as a result."""

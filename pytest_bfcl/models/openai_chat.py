@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from pytest_bfcl.check.single_turn import ScoringOptions, language_of, prompt_format_of
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.texts import ProtocolTexts
+from pytest_bfcl.errors import InfrastructureError, RunStopped
 from pytest_bfcl.models.base import Generation, NotGenerated, StepReply, StepRequest, Task
 from pytest_bfcl.models.function_docs import (
     insert_system_prompt,
@@ -67,11 +68,11 @@ class EndpointSettings(BaseModel):
         )
 
 
-class InferenceError(RuntimeError):
+class InferenceError(InfrastructureError):
     """The server did not answer usably after the allowed retries (infrastructure)."""
 
 
-class ServerDown(InferenceError):
+class ServerDown(InferenceError, RunStopped):
     """The server is unreachable; remaining entries are not attempted."""
 
 
