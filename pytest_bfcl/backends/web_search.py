@@ -3,18 +3,24 @@
 The web itself comes from the run (:class:`pytest_bfcl.web.access.WebAccess`: live, recording
 or replaying a cassette). ``show_snippet`` is the one piece of state: off for the no-snippet
 category, where hits carry only a title and a link.
+
+Each entry's tool failures (searches that gave an error, fetches that gave an error, simulated
+ones included) are counted in ``tool_failures``, so a report can show that an answer was made
+without working tools.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlparse
 
 from pytest_bfcl.backends.base import Backend, ToolUnavailable
 from pytest_bfcl.backends.long_context import LongContext
-from pytest_bfcl.web.access import WebAccess, search_count
 from pytest_bfcl.web.convert import render
+
+if TYPE_CHECKING:  # web.access imports the backends' errors: import it when used
+    from pytest_bfcl.web.access import WebAccess
 
 # Seeds of the simulated fetch failures: one generator decides, the other words the error.
 FAILURE_SEED, MESSAGE_SEED = 337, 1053
@@ -29,9 +35,16 @@ class WebSearchAPI(Backend):
         super().__init__()
         self._failures = random.Random(FAILURE_SEED)
         self._messages = random.Random(MESSAGE_SEED)
+        # not a public attribute: those are the backend's state
+        self._tool_failures = {"search": 0, "fetch": 0}
 
     def _load_scenario(self, config: dict[str, Any], long_context: LongContext | None) -> None:
         self.show_snippet = bool(config.get("show_snippet", True))
+
+    @property
+    def tool_failures(self) -> dict[str, int]:
+        """This entry's failed tool calls so far: ``{"search": n, "fetch": m}``."""
+        return dict(self._tool_failures)
 
     def _web(self) -> WebAccess:
         web = self._services.web
@@ -42,8 +55,11 @@ class WebSearchAPI(Backend):
     def search_engine_query(
         self, keywords: str, max_results: int = 10, region: str = "wt-wt"
     ) -> Any:
+        from pytest_bfcl.web.access import search_count
+
         answer = self._web().search(str(keywords), search_count(max_results), str(region))
         if "error" in answer:
+            self._tool_failures["search"] += 1
             return {"error": answer["error"]}
         results = []
         for hit in answer["hits"][:max_results]:
@@ -58,13 +74,16 @@ class WebSearchAPI(Backend):
             raise ValueError(f"Invalid URL: {url}")
         web = self._web()
         if web.settings.failure_rate and self._failures.random() < web.settings.failure_rate:
+            self._tool_failures["fetch"] += 1
             return {"error": self._simulated_error(url)}
         page = web.fetch(url)
         if "error" in page:
+            self._tool_failures["fetch"] += 1
             return {"error": f"An error occurred while fetching {url}: {page['error']}"}
         try:
             return {"content": render(page["text"], mode)}
         except Exception as exc:  # an unknown mode, or a page the converter cannot read
+            self._tool_failures["fetch"] += 1
             return {"error": f"An error occurred while fetching {url}: {exc}"}
 
     def _simulated_error(self, url: str) -> str:

@@ -1,29 +1,37 @@
-"""Any OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, llama.cpp, a gateway), through the
-official ``openai`` SDK, in function-calling or prompting mode.
+"""Any OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, llama.cpp, a gateway), in
+function-calling or prompting mode.
 
-Server trouble (429, 5xx, timeouts, dropped connections) is retried with exponential back-off and
-jitter; when retries run out the entry is an infrastructure error, not a model failure. A
-malformed answer (bad JSON arguments, unknown tool, no choice, truncated text) is stored as the
-model's output and scored like any other.
+Requests go out as plain JSON on a bounded HTTP client (:mod:`pytest_bfcl.web.transport`):
+``--bfcl-timeout`` is a deadline for the whole request (connect, send, every byte of the
+answer), and an answer is read up to ``--bfcl-max-response-bytes``. Server trouble (429, 5xx,
+timeouts, dropped connections) is retried with exponential back-off and jitter; when retries run
+out the entry is an infrastructure error, not a model failure. A server that answers nothing at
+all, refuses connections, or rejects every request (401/403/404) stops the session once. A
+malformed answer (bad JSON arguments, odd shapes, unknown tool, no choice, an oversized body) is
+stored as the model's output and scored like any other.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import random
+import socket
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import openai
 from pydantic import BaseModel, ConfigDict
 
 from pytest_bfcl.check.single_turn import ScoringOptions, language_of, prompt_format_of
+from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.texts import ProtocolTexts
-from pytest_bfcl.errors import InfrastructureError, RunStopped
+from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
 from pytest_bfcl.models.base import Generation, NotGenerated, StepReply, StepRequest, Task
 from pytest_bfcl.models.function_docs import (
     insert_system_prompt,
@@ -32,8 +40,19 @@ from pytest_bfcl.models.function_docs import (
     with_language_hints,
 )
 from pytest_bfcl.run.cache import ResponseCache, cache_key
+from pytest_bfcl.web.transport import bounded_client, deadline, httpx
 
 _SINGLE_TURN_KINDS = (Kind.AST, Kind.RELEVANCE, Kind.IRRELEVANCE, Kind.FORMAT_SENSITIVITY)
+
+# The largest answer read from a server. A chat completion with tool calls is a few kB; even a
+# long reasoning trace stays under a megabyte. 8 MiB leaves ample room while a hostile or broken
+# server sending hundreds of megabytes cannot fill memory and the cache.
+MAX_RESPONSE_BYTES = 8 * 2**20
+ERROR_BODY_BYTES = 64 * 1024  # enough of an error answer to quote its message
+PROBE_TIMEOUT = 15.0  # seconds for the probe before generation (it needs no generation)
+PROBE_BODY_BYTES = 4 * 2**20  # a /models listing (OpenAI's is about 10 kB)
+TRUNCATED = "response_too_large"  # the finish reason stored for an answer over the limit
+_MAX_TOKENS = 10**12  # a token count beyond this is not a count
 
 
 class EndpointSettings(BaseModel):
@@ -45,10 +64,11 @@ class EndpointSettings(BaseModel):
     temperature: float = 0.0
     max_tokens: int | None = None
     seed: int | None = None
-    timeout: float = 120.0
+    timeout: float = 120.0  # deadline of one request, body included
     retries: int = 4
     backoff: float = 1.0  # first retry delay in seconds; doubles each time, with jitter
     identity: str = ""  # extra cache identity (serving flags, checkpoint hash)
+    max_response_bytes: int = MAX_RESPONSE_BYTES
 
     @classmethod
     def from_settings(
@@ -65,6 +85,7 @@ class EndpointSettings(BaseModel):
             timeout=settings.timeout,
             retries=settings.retries,
             identity=identity,
+            max_response_bytes=settings.max_response_bytes,
         )
 
 
@@ -76,30 +97,187 @@ class ServerDown(InferenceError, RunStopped):
     """The server is unreachable; remaining entries are not attempted."""
 
 
-_TRANSPORT_MODULES = ("httpx", "httpcore", "h11", "ssl", "socket")
+class _Failure(Exception):
+    """One failed attempt, with how it counts.
+
+    - ``silent``: no usable answer (timeout, dropped connection, 5xx, a body that is not a
+      completion): retried; evidence that the server is down;
+    - ``fatal``: refused connection, unknown host, 401/403/404: no retry will change it; an
+      endpoint that answers so twice in a row is given up;
+    - ``busy``: 429: retried after the server's delay; the server is alive;
+    - ``refused``: any other 4xx: the request itself is refused; not retried.
+    """
+
+    def __init__(self, kind: str, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.retry_after = retry_after
+        self.endpoint: _Endpoint | None = None
 
 
-class _BadResponse(Exception):
-    """A 200 answer whose body is not a chat completion (a proxy's error page, a cut body)."""
+@dataclass
+class _Endpoint:
+    base_url: str  # as the user wrote it (or the SDK's default), for messages
+    headers: dict[str, str]
+    fatal_streak: int = 0  # fatal answers in a row
+    fatal: str | None = None  # why it was given up
+
+    @property
+    def chat_url(self) -> str:
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+    @property
+    def models_url(self) -> str:
+        return self.base_url.rstrip("/") + "/models"
 
 
-def _retryable(exc: Exception) -> bool:
-    """Server trouble worth another try: 408/409/429/5xx, timeouts, unreadable bodies, and any
-    transport failure (the SDK does not wrap every one, e.g. a connection dropped early)."""
-    if isinstance(exc, _BadResponse):
-        return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
-    if isinstance(exc, openai.APIError | ConnectionError | TimeoutError):
-        return True
-    return type(exc).__module__.split(".")[0].startswith(_TRANSPORT_MODULES)
+def _one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _error_text(body: bytes) -> str:
+    """The short message of an error answer: OpenAI's ``error.message``, a ``detail`` or
+    ``message`` field, or the start of the body."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return _one_line(body.decode("utf-8", "replace"))
+    if isinstance(payload, dict):
+        error = payload.get("error")
+        if isinstance(error, dict):
+            error = error.get("message")
+        for candidate in (error, payload.get("detail"), payload.get("message")):
+            if isinstance(candidate, str) and candidate:
+                return _one_line(candidate)
+    return _one_line(body.decode("utf-8", "replace"))
+
+
+def _retry_after(response: Any) -> float | None:
+    value = response.headers.get("retry-after", "")
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _read_capped(response: Any, limit: int) -> tuple[bytes, bool]:
+    """The (decoded) body up to ``limit`` bytes, and whether there was more."""
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > limit:
+            chunks.append(chunk[: len(chunk) - (size - limit)])
+            return b"".join(chunks), True
+        chunks.append(chunk)
+    return b"".join(chunks), False
+
+
+def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kind):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _transport_failure(exc: Exception, url: str, timeout: float) -> _Failure:
+    """What a transport exception means for the run, in one line."""
+    if isinstance(exc, httpx.TimeoutException):
+        return _Failure("silent", f"no complete answer within {timeout:g} s from {url}")
+    if isinstance(exc, httpx.ConnectError):
+        if _cause(exc, ConnectionRefusedError):
+            return _Failure(
+                "fatal",
+                f"connection refused at {url}: nothing listens there "
+                "(start the server, or fix --bfcl-base-url)",
+            )
+        if _cause(exc, socket.gaierror):
+            return _Failure(
+                "fatal", f"cannot resolve the host of {url} (fix --bfcl-base-url): {exc}"
+            )
+    return _Failure("silent", f"the connection to {url} failed: {_one_line(str(exc)) or exc!r}")
+
+
+def _status_failure(status: int, url: str, text: str, retry_after: float | None) -> _Failure:
+    where = f"HTTP {status} from {url}" + (f": {text}" if text else "")
+    if status in (401, 403):
+        return _Failure(
+            "fatal",
+            f"{where} (the server refuses the API key: set it in $OPENAI_API_KEY, or name "
+            "the variable that holds it with --bfcl-api-key-env)",
+        )
+    if status == 404:
+        return _Failure(
+            "fatal",
+            f"{where} (check --bfcl-base-url, which usually ends in /v1, and that the "
+            "server serves the model named by --bfcl-model)",
+        )
+    if status == 429:
+        return _Failure("busy", where, retry_after)
+    if status in (408, 409) or status >= 500:
+        return _Failure("silent", where, retry_after)
+    return _Failure("refused", where)
+
+
+def _token_count(value: Any) -> int | None:
+    """A usage count as the server reported it, or None when it is not a count."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if 0 <= value < _MAX_TOKENS else None
+    if isinstance(value, float) and value.is_integer() and 0 <= value < _MAX_TOKENS:
+        return int(value)
+    return None
+
+
+def _text(value: Any) -> str | None:
+    """A text field as text: JSON of anything that is not a string (never a call list)."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=True)
+
+
+def _call_name(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=True)
+
+
+def oversized_answer_verdict(generation: Generation, category: str) -> Verdict | None:
+    """The verdict of an answer cut at ``--bfcl-max-response-bytes``: a failure in every
+    category. Deliberate deviation: the reference keeps any answer whole; here an oversized
+    one is never scored by its content, because a cut answer could pass irrelevance (no call)
+    or relevance (a call) by accident."""
+    if generation.finish_reason != TRUNCATED:
+        return None
+    details = (generation.details or {}).get("response_truncated") or {}
+    return Verdict(
+        id=generation.id,
+        category=category,
+        valid=False,
+        error_type="response:too_large",
+        errors=[
+            f"the model's answer was larger than {details.get('limit')} bytes "
+            f"(declared length: {details.get('length') or 'unknown'}) and was cut"
+        ],
+        model_output=generation.result,
+    )
 
 
 class OpenAIChatModel:
     concurrent = True  # worth generating many entries at once
-    # After this many entries in a row exhausted their retries, the server counts as down:
-    # later entries fail at once instead of each waiting through its retries.
+    # The server counts as down when this many attempts in a row failed without an answer
+    # (timeouts, dropped connections, 5xx) AND nothing answered for as long as one entry's
+    # back-off schedule: with requests in flight, a dead or stalled server is recognised after
+    # about one --bfcl-timeout, not retries x timeout x waves of entries.
     DOWN_AFTER = 3
+    # An endpoint that refuses connections, is unknown, or answers 401/403/404 this many times
+    # in a row (with no success between) is given up.
+    FATAL_AFTER = 2
 
     def __init__(
         self,
@@ -116,23 +294,35 @@ class OpenAIChatModel:
         self.hook = hook  # request/response transforms registered by a project
         self.name = settings.model
         urls = settings.base_urls or (None,)
-        self._clients = [self._client(url) for url in urls]
-        self._next_client = itertools.cycle(self._clients)
+        self._endpoints = [self._endpoint(url) for url in urls]
+        self._next_endpoint = itertools.cycle(self._endpoints)
+        connect = min(settings.timeout, 10.0)
+        self._http = bounded_client(
+            timeout=httpx.Timeout(settings.timeout, connect=connect),
+            limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100),
+            follow_redirects=False,
+        )
         self._lock = threading.Lock()
-        self._failure_streak = 0
+        self._silent_failures = 0  # failed attempts in a row without any answer
+        self._quiet_since: float | None = None  # last answer (or first request)
         self.down_reason: str | None = None
 
     def close(self) -> None:
-        """Close the connection pools: a process may build many models (test sessions,
+        """Close the connection pool: a process may build many models (test sessions,
         embedded use), and idle keep-alive connections would pile up as open files."""
-        for client in self._clients:
-            client.close()
+        self._http.close()
 
-    def _client(self, base_url: str | None) -> openai.OpenAI:
+    def _endpoint(self, base_url: str | None) -> _Endpoint:
+        # The SDK resolves the default URL (OPENAI_BASE_URL) and the headers (key,
+        # organisation, project); requests then go out on the bounded client.
         key = os.environ.get(self.settings.api_key_env) or "EMPTY"  # local servers need none
-        return openai.OpenAI(
-            base_url=base_url, api_key=key, max_retries=0, timeout=self.settings.timeout
-        )
+        sdk = openai.OpenAI(base_url=base_url, api_key=key, max_retries=0)
+        try:
+            headers = {**sdk.default_headers, **sdk.auth_headers}
+            url = str(sdk.base_url)
+        finally:
+            sdk.close()
+        return _Endpoint(url, {k: v for k, v in headers.items() if isinstance(v, str)})
 
     def metadata(self) -> dict[str, Any]:
         s = self.settings
@@ -193,7 +383,7 @@ class OpenAIChatModel:
 
     def generate(self, task: Task) -> Generation:
         record, cached = self._answer(self.build_request(task))
-        return Generation(id=task.entry.id, cached=cached, **record)
+        return Generation(id=task.entry.id, cached=cached, **_generation_fields(record))
 
     def _answer(self, request: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         """The response record for a request, from the cache when it has it. A project's
@@ -215,84 +405,252 @@ class OpenAIChatModel:
             self.hook.pytest_bfcl_transform_response(record=record, model=self.name)
         return record
 
+    # -- sending ------------------------------------------------------------------------------
+
     def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
-        if self.down_reason:
-            raise ServerDown(self.down_reason)
+        # The plain JSON goes straight to the endpoint and the answer is read as bytes: the
+        # SDK's typed ``create`` re-walks every message and tool and builds models of the
+        # response, which costs more CPU than the rest of a conversation step.
+        payload = json.dumps(request, ensure_ascii=False).encode("utf-8", "surrogatepass")
         attempts = self.settings.retries + 1
-        last: Exception | None = None
+        last: _Failure | None = None
         for attempt in range(attempts):
-            client = next(self._next_client)
+            endpoint = self._pick_endpoint()
             started = time.perf_counter()
             try:
-                # The plain JSON request goes straight to the endpoint and the answer comes back
-                # as bytes: the SDK's typed ``create`` re-walks every message and tool and builds
-                # models of the response, which costs more CPU than the rest of a conversation
-                # step and caps throughput at high concurrency.
-                body = client.post("/chat/completions", body=request, cast_to=bytes)
-                record = self._record(body, time.perf_counter() - started)
-            except Exception as exc:  # classified below; never swallowed
-                last = exc
-                if not _retryable(exc):
-                    raise InferenceError(f"the server refused the request: {exc}") from exc
-                if attempt + 1 < attempts:
-                    time.sleep(self._delay(attempt, exc))
-                continue
-            with self._lock:
-                self._failure_streak = 0
-            return record
+                body, cut, length = self._post(endpoint, payload)
+                record = self._record(body, time.perf_counter() - started, cut, length)
+            except _Failure as failure:
+                last = failure
+            else:
+                self._note_success(endpoint)
+                return record
+            last.endpoint = endpoint
+            self._note_failure(last)
+            if last.kind == "refused":
+                raise InferenceError(f"the server refused the request: {last}")
+            if self.down_reason:
+                raise ServerDown(self.down_reason)
+            if attempt + 1 < attempts:
+                time.sleep(self._delay(attempt, last))
         assert last is not None
-        self._note_failure(last)
-        raise InferenceError(f"no usable answer after {attempts} attempts: {last}") from last
+        raise InferenceError(f"no usable answer after {attempts} attempts: {last}")
 
-    def _delay(self, attempt: int, exc: Exception) -> float:
+    def _pick_endpoint(self) -> _Endpoint:
+        with self._lock:
+            if self.down_reason:
+                raise ServerDown(self.down_reason)
+            if self._quiet_since is None:
+                self._quiet_since = time.monotonic()
+            for _ in self._endpoints:
+                endpoint = next(self._next_endpoint)
+                if endpoint.fatal is None:
+                    return endpoint
+        raise AssertionError("all endpoints given up without a down reason")
+
+    def _post(self, endpoint: _Endpoint, payload: bytes) -> tuple[bytes, bool, int | None]:
+        """The body of a 2xx answer (cut at the size limit), whether it was cut, and its
+        declared length; any other outcome raises a :class:`_Failure`."""
+        url = endpoint.chat_url
+        try:
+            with (
+                deadline(self.settings.timeout),
+                self._http.stream(
+                    "POST", url, content=payload, headers=endpoint.headers
+                ) as response,
+            ):
+                if not 200 <= response.status_code < 300:
+                    text, _ = _read_capped(response, ERROR_BODY_BYTES)
+                    raise _status_failure(
+                        response.status_code, url, _error_text(text), _retry_after(response)
+                    )
+                body, cut = _read_capped(response, self.settings.max_response_bytes)
+                length = response.headers.get("content-length", "")
+                return body, cut, int(length) if length.isdigit() else None
+        except httpx.TransportError as exc:
+            raise _transport_failure(exc, url, self.settings.timeout) from None
+
+    def _delay(self, attempt: int, failure: _Failure) -> float:
         delay = self.settings.backoff * 2**attempt
-        if isinstance(exc, openai.APIStatusError):
-            retry_after = exc.response.headers.get("retry-after") if exc.response else None
-            if retry_after and retry_after.replace(".", "", 1).isdigit():
-                delay = max(delay, float(retry_after))
+        if failure.retry_after is not None:
+            delay = max(delay, failure.retry_after)
         return min(delay, 60.0) * (0.5 + random.random() / 2)
 
-    def _note_failure(self, exc: Exception) -> None:
-        # Entries whose retries all failed, one after another with no success between them: the
-        # server is down or broken, and waiting out every remaining entry would take hours.
+    # -- is the server down? --------------------------------------------------------------------
+
+    def _down_window(self) -> float:
+        """How long without any answer makes a server down: one entry's back-off schedule."""
+        return min(self.settings.backoff * (2**self.settings.retries - 1), 60.0)
+
+    def _note_success(self, endpoint: _Endpoint) -> None:
         with self._lock:
-            self._failure_streak += 1
-            if self._failure_streak >= self.DOWN_AFTER and not self.down_reason:
-                urls = ", ".join(self.settings.base_urls) or "the default endpoint"
-                self.down_reason = (
-                    f"the model server at {urls} is unreachable or failing: {self.DOWN_AFTER} "
-                    f"entries in a row got no answer after all retries (last: {exc})"
+            self._silent_failures = 0
+            self._quiet_since = time.monotonic()
+            endpoint.fatal_streak = 0
+
+    def _note_failure(self, exc: Exception) -> None:
+        """Count a failed attempt towards the server being down."""
+        if not isinstance(exc, _Failure):
+            return
+        with self._lock:
+            if exc.kind == "fatal" and exc.endpoint is not None:
+                self._note_fatal(exc.endpoint, exc)
+            elif exc.kind == "silent":
+                self._note_silent(exc)
+
+    def _note_fatal(self, endpoint: _Endpoint, failure: _Failure) -> None:
+        endpoint.fatal_streak += 1
+        if endpoint.fatal_streak < self.FATAL_AFTER or endpoint.fatal:
+            return
+        endpoint.fatal = str(failure)
+        if all(e.fatal for e in self._endpoints) and not self.down_reason:
+            reasons = "; ".join(dict.fromkeys(e.fatal for e in self._endpoints if e.fatal))
+            self.down_reason = f"the model server cannot be used: {reasons}"
+
+    def _note_silent(self, failure: _Failure) -> None:
+        self._silent_failures += 1
+        quiet = time.monotonic() - (self._quiet_since or time.monotonic())
+        if (
+            self._silent_failures >= self.DOWN_AFTER
+            and quiet >= self._down_window()
+            and not self.down_reason
+        ):
+            urls = ", ".join(e.base_url for e in self._endpoints)
+            self.down_reason = (
+                f"the model server at {urls} is unreachable or failing: no answer for "
+                f"{quiet:.0f} s, {self._silent_failures} attempts in a row failed "
+                f"(last: {failure})"
+            )
+
+    # -- the probe ------------------------------------------------------------------------------
+
+    def probe(self) -> None:
+        """Check every endpoint before generation: it answers, accepts the key, and serves
+        the model. Raises :class:`SetupError` with what failed, where, and the fix."""
+        for endpoint in self._endpoints:
+            self._probe(endpoint)
+
+    def _probe(self, endpoint: _Endpoint) -> None:
+        status, body = self._probe_request("GET", endpoint.models_url, endpoint, None)
+        if 200 <= status < 300:
+            served = _served_models(body)
+            if served and self.settings.model not in served:
+                shown = ", ".join(served[:10]) + (", ..." if len(served) > 10 else "")
+                raise SetupError(
+                    f"the server at {endpoint.base_url} does not serve the model "
+                    f"{self.settings.model!r} (--bfcl-model); it serves: {shown}"
                 )
+            return
+        if status not in (401, 403):  # no /models route here: ask for one token instead
+            ping = {
+                "model": self.settings.model,
+                "messages": [{"role": "user", "content": "ping"}],
+                "max_tokens": 1,
+            }
+            payload = json.dumps(ping).encode()
+            status, body = self._probe_request("POST", endpoint.chat_url, endpoint, payload)
+            if status < 400 or status not in (401, 403, 404):
+                return  # it answers; anything else shows up in the entries
+        failure = _status_failure(status, endpoint.base_url, _error_text(body), None)
+        raise SetupError(f"the model server does not accept the run: {failure}")
+
+    def _probe_request(
+        self, method: str, url: str, endpoint: _Endpoint, payload: bytes | None
+    ) -> tuple[int, bytes]:
+        try:
+            with (
+                deadline(PROBE_TIMEOUT),
+                self._http.stream(
+                    method, url, content=payload, headers=endpoint.headers, timeout=PROBE_TIMEOUT
+                ) as response,
+            ):
+                body, _ = _read_capped(response, PROBE_BODY_BYTES)
+                return response.status_code, body
+        except httpx.TransportError as exc:
+            failure = _transport_failure(exc, url, PROBE_TIMEOUT)
+            raise SetupError(f"the model server does not answer: {failure}") from None
+
+    # -- the record -----------------------------------------------------------------------------
+
+    def _record(self, body: bytes, latency: float, cut: bool, length: int | None) -> dict[str, Any]:
+        if cut:
+            return self._oversized_record(latency, length)
+        return self._completion_record(body, latency)
+
+    def _oversized_record(self, latency: float, length: int | None) -> dict[str, Any]:
+        """An answer over the size limit is the model's output, cut: a note in its place, and
+        a finish reason that fails the entry (see :func:`oversized_answer_verdict`)."""
+        limit = self.settings.max_response_bytes
+        size = f"{length} bytes" if length else "of unknown length"
+        return {
+            "result": f"[answer cut: larger than {limit} bytes ({size}); not scored]",
+            "tool_call_ids": [],
+            "latency": round(latency, 4),
+            "input_tokens": None,
+            "output_tokens": None,
+            "reasoning": None,
+            "finish_reason": TRUNCATED,
+            "response_truncated": {"limit": limit, "length": length},
+        }
 
     @staticmethod
-    def _record(body: bytes, latency: float) -> dict[str, Any]:
-        """The stored record of a chat completion (the response's JSON, read as plain data)."""
+    def _completion_record(body: bytes, latency: float) -> dict[str, Any]:
+        """The stored record of a chat completion (the response's JSON, read as plain data;
+        any field of an odd shape reads as absent or as text, never as calls)."""
         try:
             response = json.loads(body)
-        except ValueError as exc:
-            raise _BadResponse(f"the server answered with a body that is not JSON: {exc}") from None
+        except (ValueError, RecursionError) as exc:
+            raise _Failure(
+                "silent", f"the server answered with a body that is not JSON: {exc}"
+            ) from None
         if not isinstance(response, dict):
-            raise _BadResponse(
-                f"the server answered with JSON that is not an object: {body[:80]!r}"
+            raise _Failure(
+                "silent", f"the server answered with JSON that is not an object: {body[:80]!r}"
             )
-        choices = response.get("choices") or []
-        first = choices[0] if choices else None
+        choices = response.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else None
         choice = first if isinstance(first, dict) else {}
-        message = choice.get("message") or {}
-        calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+        message = choice.get("message")
+        message = message if isinstance(message, dict) else {}
+        tool_calls = message.get("tool_calls")
+        calls = (
+            [c for c in tool_calls if isinstance(c, dict)] if isinstance(tool_calls, list) else []
+        )
         result: Any
         if calls:
-            functions = [c.get("function") or {} for c in calls]
-            result = [{f.get("name"): f.get("arguments")} for f in functions]
+            functions = [c.get("function") for c in calls]
+            functions = [f if isinstance(f, dict) else {} for f in functions]
+            result = [{_call_name(f.get("name")): f.get("arguments")} for f in functions]
         else:
-            result = message.get("content") if choices else ""
-        usage = response.get("usage") or {}
+            result = _text(message.get("content")) or ""
+        usage = response.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
         return {
-            "result": result if result is not None else "",
-            "tool_call_ids": [str(c.get("id", "")) for c in calls],
+            "result": result,
+            "tool_call_ids": [_text(c.get("id")) or "" for c in calls],
             "latency": round(latency, 4),
-            "input_tokens": usage.get("prompt_tokens"),
-            "output_tokens": usage.get("completion_tokens"),
-            "reasoning": message.get("reasoning_content") or message.get("reasoning"),
-            "finish_reason": choice.get("finish_reason"),
+            "input_tokens": _token_count(usage.get("prompt_tokens")),
+            "output_tokens": _token_count(usage.get("completion_tokens")),
+            "reasoning": _text(message.get("reasoning_content") or message.get("reasoning")),
+            "finish_reason": _text(choice.get("finish_reason")),
         }
+
+
+def _served_models(body: bytes) -> list[str]:
+    """The model names of a ``/models`` listing; empty when it cannot be read."""
+    try:
+        payload = json.loads(body)
+    except (ValueError, RecursionError):
+        return []
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, list):
+        return []
+    return [str(m["id"]) for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+
+
+def _generation_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """A record's fields for a :class:`Generation`; a cut answer's note goes into details."""
+    fields = {k: v for k, v in record.items() if k != "response_truncated"}
+    if record.get("response_truncated"):
+        fields["details"] = {"response_truncated": record["response_truncated"]}
+    return fields

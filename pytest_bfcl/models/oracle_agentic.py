@@ -4,7 +4,8 @@
   core memory; on the last turn of every conversation, file the conversation's user messages in
   long-term memory (within the backend's limits).
 - Memory questions: search the memory, then answer.
-- Web-search questions: search, open the first hit, then answer.
+- Web-search questions: search, open the first hit, then answer; when the search found nothing
+  (an error, no hits), say so instead of answering, as a model without the web would have to.
 
 Answers use the benchmark's answer format with a ground-truth answer, so everything between the
 model and the checker (tools, snapshots, web access, decoding, the answer checker) is exercised.
@@ -22,6 +23,7 @@ from pytest_bfcl.models.base import StepRequest
 
 Calls = list[dict[str, dict[str, Any]]]
 ACKNOWLEDGED = "Thank you, I have noted this."
+NOTHING_FOUND = repr({"answer": "I could not find this out.", "context": "The search failed."})
 CORE_CHARS, ARCHIVAL_CHARS, SUMMARY_CHARS = 300, 2000, 900  # per conversation; a scenario has
 # at most 10 conversations, so the summary stays under its 10,000 characters
 _HREF = re.compile(r"""['"]href['"]\s*:\s*['"]([^'"]+)['"]""")
@@ -75,8 +77,9 @@ def question_move(request: StepRequest) -> Calls | str:
             return [{"search_engine_query": {"keywords": question[:300]}}]
         if request.step == 1:
             link = _first_link(request.messages)
-            if link:
-                return [{"fetch_url_content": {"url": link, "mode": "truncate"}}]
+            if not link:  # the oracle knows the answer, but may only give it when found
+                return NOTHING_FOUND
+            return [{"fetch_url_content": {"url": link, "mode": "truncate"}}]
     elif request.step == 0:
         if backend.endswith("_kv"):
             return [{"archival_memory_key_search": {"query": question[:300]}}]

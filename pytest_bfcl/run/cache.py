@@ -2,18 +2,70 @@
 
 Each entry is one JSON file written atomically (temporary file, then rename), so a run killed at
 any moment, even by ``kill -9``, leaves only complete entries, and a rerun resumes from them.
+A file that cannot be read, or holds something other than a response record, is a miss: the
+request is sent again and the file rewritten, with one warning per file.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
-from pytest_bfcl.files import content_key, write_json_atomic
+from pytest_bfcl.files import content_key
 
 # sha256 of the canonical JSON of what determines the response
 cache_key = content_key
+
+# What a record must hold to be used: the model's output and its measurements, of these types.
+_RECORD_FIELDS: dict[str, tuple[type, ...]] = {
+    "result": (str, list, dict),
+    "tool_call_ids": (list,),
+    "latency": (int, float, type(None)),
+    "input_tokens": (int, type(None)),
+    "output_tokens": (int, type(None)),
+    "reasoning": (str, type(None)),
+    "finish_reason": (str, type(None)),
+}
+
+
+class CacheWarning(UserWarning):
+    """A cache file was unusable and is being replaced."""
+
+
+def record_problem(record: Any) -> str | None:
+    """Why a stored value is not a usable response record, or None when it is one."""
+    if not isinstance(record, dict):
+        return f"it holds a {type(record).__name__}, not a response record"
+    if "result" not in record:
+        return "it has no 'result'"
+    for name, types in _RECORD_FIELDS.items():
+        value = record.get(name)
+        if name in record and (not isinstance(value, types) or isinstance(value, bool)):
+            return f"its {name!r} is a {type(value).__name__}"
+    return None
+
+
+def _write_atomic(path: Path, record: dict[str, Any]) -> None:
+    # ASCII JSON: an answer may hold lone surrogates ("\ud800"), which UTF-8 cannot encode
+    # but JSON escapes write and read back exactly.
+    text = json.dumps(record, ensure_ascii=True) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would make the files unreadable to others
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 class ResponseCache:
@@ -22,6 +74,8 @@ class ResponseCache:
         self.refresh = refresh  # ignore what is stored, overwrite with new responses
         self.hits = 0
         self.writes = 0
+        self.unusable: set[Path] = set()  # files warned about (once each)
+        self._lock = threading.Lock()
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
@@ -34,11 +88,28 @@ class ResponseCache:
             record = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
-        except (OSError, json.JSONDecodeError):
-            return None  # unreadable: treated as absent and rewritten
+        except (OSError, ValueError, RecursionError) as exc:
+            self._unusable(path, f"it cannot be read ({type(exc).__name__}: {exc})")
+            return None
+        problem = record_problem(record)
+        if problem is not None:
+            self._unusable(path, problem)
+            return None
         self.hits += 1
-        return record
+        return record  # type: ignore[no-any-return]
+
+    def _unusable(self, path: Path, why: str) -> None:
+        with self._lock:
+            if path in self.unusable:
+                return
+            self.unusable.add(path)
+        warnings.warn(
+            f"pytest-bfcl: ignoring the cached response {path}: {why}; the request is sent "
+            "again and the file replaced",
+            CacheWarning,
+            stacklevel=2,
+        )
 
     def put(self, key: str, record: dict[str, Any]) -> None:
-        write_json_atomic(self._path(key), record, indent=None)
+        _write_atomic(self._path(key), record)
         self.writes += 1
