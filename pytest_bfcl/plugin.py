@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from pytest_bfcl.check.verdict import Verdict
-from pytest_bfcl.dataset.categories import CATEGORIES, Category
+from pytest_bfcl.dataset.categories import CATEGORIES, Category, category_of_id
 from pytest_bfcl.dataset.custom import add_custom_categories, unregister_custom_categories
 from pytest_bfcl.dataset.fetch import DatasetError
+from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
 from pytest_bfcl.files import write_json_atomic
 from pytest_bfcl.models.base import Generation, ModelSpecError
-from pytest_bfcl.models.openai_chat import ServerDown
 from pytest_bfcl.models.replay import ReplayError
 from pytest_bfcl.perf import paused_gc
 from pytest_bfcl.report.baseline import (
@@ -33,8 +33,9 @@ from pytest_bfcl.report.baseline import (
     save_baseline,
 )
 from pytest_bfcl.report.chart import svg_chart
+from pytest_bfcl.report.completeness import incompleteness
 from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
-from pytest_bfcl.report.gate import GateResult, compare
+from pytest_bfcl.report.gate import GateResult, evaluate_gate
 from pytest_bfcl.report.json_report import build_report
 from pytest_bfcl.report.junit_summary import add_summary_testcases
 from pytest_bfcl.report.markdown import markdown_summary
@@ -42,6 +43,7 @@ from pytest_bfcl.report.render import explain_failure, gate_block, score_table
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import Prices, usage_line, usage_summary
 from pytest_bfcl.run.engine import SESSION_ENV, BfclRun, Skip
+from pytest_bfcl.run.preflight import preflight
 from pytest_bfcl.settings import OPTIONS, Settings, build_settings
 
 NODE_PREFIX = "bfcl"
@@ -114,11 +116,24 @@ def pytest_configure(config: pytest.Config) -> None:
         outer_session = _start_session(config)
         run = BfclRun.create(settings, config.hook)
         baseline = _load_compatible_baseline(settings, run)
-    except (ValueError, DatasetError, ModelSpecError, ReplayError) as exc:
-        raise pytest.UsageError(f"pytest-bfcl: {exc}") from exc
+    except (ValueError, DatasetError, ModelSpecError, ReplayError, SetupError) as exc:
+        raise pytest.UsageError(f"pytest-bfcl: {exc}") from None
     plugin = BfclSessionPlugin(config, run, baseline)
     plugin.outer_session = outer_session
     config.pluginmanager.register(plugin, PLUGIN_NAME)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """``-m bfcl`` without a model selects nothing: say why instead of a bare "deselected"."""
+    if config.pluginmanager.has_plugin(PLUGIN_NAME):
+        return
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and "bfcl" in (
+        config.option.markexpr or ""
+    ):
+        terminalreporter.write_line(
+            "pytest-bfcl: no --bfcl-model was given, so no BFCL entries were collected; "
+            "try --bfcl-model=oracle (or set bfcl_model in the ini file)"
+        )
 
 
 def _start_session(config: pytest.Config) -> str | None:
@@ -223,11 +238,13 @@ class BfclItem(pytest.Item):
         self.user_properties += props
         try:
             outcome = self.run.generation_for(self.entry_id)  # infrastructure failures: pytest E
-        except ServerDown as exc:
+        except RunStopped as exc:
             self.session.shouldstop = f"pytest-bfcl: {exc}"  # one clear stop, not N errors
             raise
         if isinstance(outcome, Skip):
             self.user_properties.append(("bfcl_skipped", outcome.reason))
+            if outcome.excluded:
+                self.user_properties.append(("bfcl_excluded", "true"))
             pytest.skip(outcome.reason)
         for name, value in (
             ("bfcl_latency", outcome.latency),
@@ -265,6 +282,16 @@ class BfclItem(pytest.Item):
             return text
         return super().repr_failure(excinfo, style=style)
 
+    def _repr_failure_py(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> Any:
+        """Infrastructure trouble (a server, the network, a recording) is one readable line:
+        its traceback says nothing about the model and floods the log when many entries see
+        it."""
+        if isinstance(excinfo.value, InfrastructureError):
+            return f"{type(excinfo.value).__name__}: {excinfo.value}"
+        return super()._repr_failure_py(excinfo, style=style)
+
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"bfcl {self.entry_id}"
 
@@ -290,6 +317,27 @@ class BfclSessionPlugin:
         self.last_progress = 0.0
         self.total_items = 0
         self.outer_session: str | None = None
+        self.incomplete: list[str] = []
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Before anything is generated (and before xdist starts its workers): set-up problems
+        end the session with one line, and the score board learns what the run must score."""
+        if self.is_worker or self.config.option.collectonly:
+            return
+        try:
+            preflight(self.run)
+        except SetupError as exc:
+            raise pytest.UsageError(f"pytest-bfcl: {exc}") from None
+        self.board.expect(self.run.expected_ids())
+        if self.baseline is not None and not self.settings.baseline_common:
+            # Baseline entries of categories this run did not select are missing, not ignored.
+            selected = set(self.settings.categories)
+            extra: dict[str, set[str]] = {}
+            for entry_id in self.baseline.verdicts:
+                if category_of_id(entry_id) not in selected:
+                    extra.setdefault(category_of_id(entry_id), set()).add(entry_id)
+            self.board.expect(extra)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
@@ -377,7 +425,8 @@ class BfclSessionPlugin:
                 props.get("bfcl_steps"),
             )
         elif "bfcl_skipped" in props:
-            self.board.add_skip(str(category), str(props["bfcl_skipped"]))
+            excluded = props.get("bfcl_excluded") == "true"
+            self.board.add_skip(str(category), str(props["bfcl_skipped"]), excluded)
         else:
             self.board.add_error(str(category))
 
@@ -390,7 +439,20 @@ class BfclSessionPlugin:
         self.usage = self._usage()
         if self.run.results is not None:
             self.run.results.finalize()
-        self.gate = self._evaluate_gate(self.scores)
+        unpaired = None
+        if self.baseline is not None and not self.settings.baseline_common:
+            unpaired = self.board.unpaired(self.baseline.verdicts, self.baseline.covered_categories)
+        self.incomplete = incompleteness(self.scores, unpaired)
+        self.gate = evaluate_gate(
+            self.scores,
+            self.board.verdicts,
+            self.baseline.verdicts if self.baseline is not None else None,
+            self.settings.gate,
+            self.settings.min_scores,
+            common_only=self.settings.baseline_common,
+            incomplete=self.incomplete,
+            allow_incomplete=self.settings.allow_incomplete,
+        )
         self._set_exit_status(session)
         self._write_reports(self.scores)
 
@@ -402,22 +464,6 @@ class BfclSessionPlugin:
         return usage_summary(
             board.latencies, board.input_tokens, board.output_tokens, board.steps, wall, prices
         )
-
-    def _evaluate_gate(self, scores: Scores) -> GateResult | None:
-        settings = self.settings
-        if self.baseline is None and not settings.min_scores:
-            return None
-        if self.baseline is not None:
-            gate = compare(
-                self.board.verdicts,
-                self.baseline.verdicts,
-                settings.gate,
-                common_only=settings.baseline_common,
-            )
-        else:
-            gate = GateResult(settings=settings.gate, comparisons=[])
-        gate.threshold_failures = threshold_failures(scores, settings.min_scores)
-        return gate
 
     def _set_exit_status(self, session: pytest.Session) -> None:
         """With a baseline or thresholds, the gate decides the exit status, unless something
@@ -439,6 +485,8 @@ class BfclSessionPlugin:
         if settings.report_path is not None:
             report = build_report(scores, metadata)
             report["gate"] = None if self.gate is None else self.gate.model_dump(mode="json")
+            report["complete"] = not self.incomplete
+            report["incomplete"] = self.incomplete
             report["usage"] = self.usage
             if self.baseline is not None:
                 report["baseline"] = {
@@ -454,6 +502,7 @@ class BfclSessionPlugin:
                 self.board.verdicts,
                 portable,  # no machine-specific paths in a file meant to be committed
                 scores.model_dump(mode="json")["categories"],
+                {name: len(ids) for name, ids in self.board.expected.items()},
             )
         if settings.csv_dir is not None:
             tables = csv_tables(scores, self.run.model.name, self.board.latencies)
@@ -478,6 +527,14 @@ class BfclSessionPlugin:
             return
         for line in score_table(self.scores, self.run.metadata()):
             terminalreporter.write_line(line)
+        if self.incomplete:
+            allowed = ""
+            if self.settings.allow_incomplete:
+                allowed = " (allowed by --bfcl-allow-incomplete)"
+            terminalreporter.write_line("")
+            terminalreporter.write_line(f"incomplete run{allowed}: entries not scored")
+            for line in self.incomplete:
+                terminalreporter.write_line(f"  {line}")
         usage = usage_line(self.usage) if self.usage else None
         if usage:
             terminalreporter.write_line(usage)
@@ -507,20 +564,3 @@ def _xdist_queued_items(config: pytest.Config, session: pytest.Session) -> list[
         except Exception:  # an internal of another plugin: never fatal
             return []
     return []
-
-
-def threshold_failures(scores: Scores, thresholds: tuple[tuple[str, float], ...]) -> list[str]:
-    failures = []
-    for name, minimum in thresholds:
-        if name == "overall":
-            accuracy = scores.overall.accuracy
-        elif name in scores.groups:
-            accuracy = scores.groups[name].accuracy
-        else:
-            cat = scores.categories.get(name)
-            accuracy = cat.accuracy if cat is not None else None
-        if accuracy is None:
-            failures.append(f"{name}: not run, so the minimum of {minimum:.2f}% cannot be checked")
-        elif accuracy * 100 < minimum:
-            failures.append(f"{name}: {accuracy * 100:.2f}% is below the minimum of {minimum:.2f}%")
-    return failures

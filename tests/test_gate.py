@@ -68,8 +68,9 @@ def gate_env(pytester, dataset, data_source, tmp_path):
 def test_baseline_file_records_verdicts_and_identity(gate_env, data_source):
     _, baseline = gate_env
     data = json.loads(baseline.read_text())
-    assert data["format"] == "pytest-bfcl-baseline/1"
+    assert data["format"] == "pytest-bfcl-baseline/2"
     assert len(data["verdicts"]) == 400 and sum(data["verdicts"].values()) == 380
+    assert data["totals"] == {"simple_python": {"expected": 400, "scored": 400}}
     assert data["metadata"]["dataset"]["version"] == "custom"
     assert data["metadata"]["mode"] == "fc" and data["metadata"]["categories"] == ["simple_python"]
 

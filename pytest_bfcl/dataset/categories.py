@@ -237,6 +237,16 @@ def sort_key(entry_id: str) -> tuple[int, str, int]:
     return (priority, category, index_of_id(entry_id))
 
 
+def natural_key(entry_id: str) -> tuple[str, int, str]:
+    """Ids in the order a person expects (``x_2`` before ``x_10``), for any id, even one that
+    does not follow the benchmark's spelling."""
+    try:
+        index = index_of_id(entry_id)
+    except (ValueError, IndexError):
+        index = -1
+    return (category_of_id(entry_id), index, entry_id)
+
+
 def unregister_custom_categories() -> None:
     """Forget every project category (the end of a session)."""
     for name in COLLECTIONS.pop("custom", ()):

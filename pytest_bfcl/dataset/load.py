@@ -97,6 +97,18 @@ def validate(model: type[M], obj: dict[str, Any], path: Path, lineno: int) -> M:
         ) from exc
 
 
+def _check_unique_ids(cat: Category, entries: list[Entry]) -> None:
+    """Two entries with one id would be collected twice and scored against one answer."""
+    seen: set[str] = set()
+    for position, entry in enumerate(entries, start=1):
+        if entry.id in seen:
+            raise DatasetError(
+                f"{cat.question_file}: entry id {entry.id!r} appears more than once "
+                f"(again as entry {position}); ids must be unique"
+            )
+        seen.add(entry.id)
+
+
 def read_models(path: Path, model: type[M]) -> list[M]:
     with paused_gc():
         return [validate(model, obj, path, lineno) for lineno, obj in read_jsonl(path)]
@@ -145,7 +157,9 @@ class Dataset:
     def entries(self, category: str) -> list[Entry]:
         """The scored entries of a category, in file order (memory prerequisites excluded)."""
         if category not in self._entries:
-            self._entries[category] = self._load_entries(CATEGORIES[category])
+            entries = self._load_entries(CATEGORIES[category])
+            _check_unique_ids(CATEGORIES[category], entries)
+            self._entries[category] = entries
         return self._entries[category]
 
     def entry_map(self, category: str) -> dict[str, Entry]:

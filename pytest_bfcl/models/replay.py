@@ -40,6 +40,30 @@ def resolve_result_root(directory: Path) -> Path:
     raise ReplayError(f"{directory} holds results of several models ({names}); name one of them")
 
 
+def _bounded_int(digits: str) -> int | float:
+    """An integer as written; one too long for Python's int parsing (a model's output can hold
+    anything) becomes a float, which no ground truth matches, instead of failing the file."""
+    return int(digits) if len(digits) <= 4000 else float(digits)
+
+
+def _record(raw: bytes, path: Path, lineno: int) -> dict[str, Any] | None:
+    """One result line as an object with ``id`` and ``result``; ``None`` for a blank line."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = raw[exc.start : exc.start + 1]
+        raise ReplayError(f"{path}:{lineno}: not UTF-8 text (byte {exc.start}: {bad!r})") from None
+    if not line.strip():
+        return None
+    try:
+        record = json.loads(line, parse_int=_bounded_int)
+    except (ValueError, RecursionError) as exc:  # ValueError: bad JSON or an over-long integer
+        raise ReplayError(f"{path}:{lineno}: invalid JSON: {str(exc)[:200]}") from None
+    if not isinstance(record, dict) or "id" not in record or "result" not in record:
+        raise ReplayError(f"{path}:{lineno}: expected an object with 'id' and 'result'")
+    return record
+
+
 def _numbers(value: Any) -> list[float]:
     """Numbers in a measurement: a scalar, or per-turn, per-step lists (multi-step entries)."""
     if isinstance(value, list):
@@ -80,22 +104,34 @@ class ReplayModel:
                 self._records[category] = self._read(self.result_file(category))
             return self._records[category]
 
+    def preflight(self, categories: list[str]) -> None:
+        """Read every selected category's result file now, so that a broken file ends the
+        session once, naming the file and line, instead of failing entry after entry."""
+        for category in categories:
+            self.records(category)
+
     @staticmethod
     def _read(path: Path) -> dict[str, dict[str, Any]]:
         if not path.is_file():
             return {}
         out: dict[str, dict[str, Any]] = {}
-        with path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ReplayError(f"{path}:{lineno}: invalid JSON: {exc}") from exc
-                if not isinstance(record, dict) or "id" not in record or "result" not in record:
-                    raise ReplayError(f"{path}:{lineno}: expected an object with 'id' and 'result'")
-                out[str(record["id"])] = record
+        first_line: dict[str, int] = {}
+        try:
+            with path.open("rb") as fh:
+                for lineno, raw in enumerate(fh, start=1):
+                    record = _record(raw, path, lineno)
+                    if record is None:
+                        continue
+                    entry_id = str(record["id"])
+                    if entry_id in first_line:
+                        raise ReplayError(
+                            f"{path}:{lineno}: id {entry_id!r} appears again (first at line "
+                            f"{first_line[entry_id]}); keep one result per entry"
+                        )
+                    first_line[entry_id] = lineno
+                    out[entry_id] = record
+        except OSError as exc:
+            raise ReplayError(f"cannot read {path}: {exc}") from exc
         return out
 
     def generate(self, task: Task) -> Generation:

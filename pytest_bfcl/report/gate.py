@@ -15,8 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from pytest_bfcl.dataset.categories import category_of_id
-from pytest_bfcl.report.scores import CategoryScore, aggregate_groups
+from pytest_bfcl.dataset.categories import category_of_id, natural_key
+from pytest_bfcl.report.scores import CategoryScore, Scores, aggregate_groups
 
 GateMode = Literal["significant", "any", "off"]
 
@@ -51,10 +51,18 @@ class GateResult(BaseModel):
     comparisons: list[Comparison]
     common_only: bool = False  # compared on the common part of a mismatched baseline
     threshold_failures: list[str] = []
+    # What the run was asked to score but did not (see report/completeness.py); it fails the
+    # gate unless the run allowed an incomplete result, and is reported either way.
+    incomplete: list[str] = []
+    allow_incomplete: bool = False
 
     @property
     def failed(self) -> bool:
-        return bool(self.threshold_failures) or any(c.failed for c in self.comparisons)
+        return (
+            bool(self.threshold_failures)
+            or any(c.failed for c in self.comparisons)
+            or (bool(self.incomplete) and not self.allow_incomplete)
+        )
 
 
 def mcnemar_exact(regressions: int, improvements: int) -> float:
@@ -120,6 +128,49 @@ def compare(
     return GateResult(settings=settings, comparisons=comparisons, common_only=common_only)
 
 
+def evaluate_gate(
+    scores: Scores,
+    verdicts: dict[str, bool],
+    baseline: dict[str, bool] | None,
+    settings: GateSettings,
+    thresholds: tuple[tuple[str, float], ...] = (),
+    common_only: bool = False,
+    incomplete: list[str] | None = None,
+    allow_incomplete: bool = False,
+) -> GateResult | None:
+    """The gate's decision, or ``None`` when the run has neither a baseline nor thresholds."""
+    if baseline is None and not thresholds:
+        return None
+    if baseline is not None:
+        gate = compare(verdicts, baseline, settings, common_only=common_only)
+    else:
+        gate = GateResult(settings=settings, comparisons=[])
+    return gate.model_copy(
+        update={
+            "threshold_failures": threshold_failures(scores, thresholds),
+            "incomplete": list(incomplete or []),
+            "allow_incomplete": allow_incomplete,
+        }
+    )
+
+
+def threshold_failures(scores: Scores, thresholds: tuple[tuple[str, float], ...]) -> list[str]:
+    failures = []
+    for name, minimum in thresholds:
+        if name == "overall":
+            accuracy = scores.overall.accuracy
+        elif name in scores.groups:
+            accuracy = scores.groups[name].accuracy
+        else:
+            cat = scores.categories.get(name)
+            accuracy = cat.accuracy if cat is not None else None
+        if accuracy is None:
+            failures.append(f"{name}: not run, so the minimum of {minimum:.2f}% cannot be checked")
+        elif accuracy * 100 < minimum:
+            failures.append(f"{name}: {accuracy * 100:.2f}% is below the minimum of {minimum:.2f}%")
+    return failures
+
+
 def _comparison(
     name: str,
     kind: Literal["category", "group", "overall"],
@@ -128,8 +179,8 @@ def _comparison(
     baseline: dict[str, bool],
     accuracies: tuple[float, float] | None = None,
 ) -> Comparison:
-    regressions = [i for i in ids if baseline[i] and not current[i]]
-    improvements = [i for i in ids if current[i] and not baseline[i]]
+    regressions = sorted((i for i in ids if baseline[i] and not current[i]), key=natural_key)
+    improvements = sorted((i for i in ids if current[i] and not baseline[i]), key=natural_key)
     if accuracies is None:
         accuracies = (
             sum(baseline[i] for i in ids) / len(ids),

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from pytest_bfcl.check.verdict import Verdict
+from pytest_bfcl.report.completeness import top_reason
 from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.scores import Scores
 
@@ -35,11 +36,14 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
     ]
     for name, cat in scores.categories.items():
         notes = []
-        if cat.skipped:
-            reasons = "; ".join(cat.skip_reasons) if cat.skip_reasons else ""
-            notes.append(f"{cat.skipped} skipped" + (f" ({reasons})" if reasons else ""))
+        if cat.skipped or cat.excluded:
+            reason = top_reason(cat.skip_reasons)
+            count = cat.skipped + cat.excluded
+            notes.append(f"{count} skipped" + (f" ({reason})" if reason else ""))
         if cat.errors:
             notes.append(f"{cat.errors} errors")
+        if cat.not_run:
+            notes.append(f"{cat.not_run} not run")
         if not cat.complete:
             notes.append(f"partial: {cat.total}/{cat.dataset_size} scored")
         lines.append(
@@ -80,7 +84,7 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
 def _web_search_skipped(scores: Scores) -> bool:
     """Web search was selected but every entry was skipped (web access off)."""
     web = [c for n, c in scores.categories.items() if n.startswith("web_search")]
-    return bool(web) and all(c.total == 0 and c.skipped for c in web)
+    return bool(web) and all(c.total == 0 and c.excluded for c in web)
 
 
 def _short_list(items: list[str], limit: int = 6) -> str:
@@ -140,4 +144,11 @@ def gate_block(gate: GateResult, id_limit: int = 10) -> list[str]:
                 f"{label} in {c.name}: {shown}" + (f" and {more} more" if more > 0 else "")
             )
     lines += [f"threshold: {failure}" for failure in gate.threshold_failures]
+    if gate.incomplete:
+        verdict = (
+            "allowed by --bfcl-allow-incomplete"
+            if gate.allow_incomplete
+            else "FAILED (pass --bfcl-allow-incomplete to gate on what was scored)"
+        )
+        lines.append(f"incomplete: {len(gate.incomplete)} problems listed above; {verdict}")
     return lines

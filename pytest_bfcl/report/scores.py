@@ -23,6 +23,8 @@ from pytest_bfcl.dataset.categories import (
     DATASET_SIZES,
     FORMAT_SENSITIVITY,
     WEB_SEARCH,
+    category_of_id,
+    natural_key,
 )
 
 OVERALL_WEIGHTS: dict[str, float] = {
@@ -40,6 +42,7 @@ class Tally:
     total: int = 0  # entries scored (valid or not)
     skipped: int = 0
     errors: int = 0  # entries that could not be scored (infrastructure)
+    excluded: int = 0  # skipped by the run's own options (web search off, fc-mode format runs)
     failed_ids: list[str] = field(default_factory=list)
     skip_reasons: dict[str, int] = field(default_factory=dict)
 
@@ -57,6 +60,13 @@ class CategoryScore(BaseModel):
     dataset_size: int
     complete: bool  # every entry of the category was scored
     skip_reasons: dict[str, int] = {}  # why entries were skipped, with counts
+    # Completeness against what the run was asked to score (its selection and sample, and the
+    # baseline's entries): ``missing`` = expected but without a verdict, of which ``not_run``
+    # had no outcome at all (deselected, or the session stopped before them).
+    expected: int | None = None
+    missing: int = 0
+    not_run: int = 0
+    excluded: int = 0
 
 
 class GroupScore(BaseModel):
@@ -91,6 +101,8 @@ class ScoreBoard:
         self.tallies: dict[str, Tally] = {}
         self.format_configs: dict[str, Tally] = {}
         self.verdicts: dict[str, bool] = {}  # entry id -> valid, for baselines and the gate
+        # What the run was asked to score, per category (set by the controller before the run).
+        self.expected: dict[str, set[str]] = {}
         self.latencies: list[float] = []
         self.input_tokens = 0
         self.output_tokens = 0
@@ -121,9 +133,18 @@ class ScoreBoard:
         self.input_tokens += int(input_tokens) if isinstance(input_tokens, int | float) else 0
         self.output_tokens += int(output_tokens) if isinstance(output_tokens, int | float) else 0
 
-    def add_skip(self, category: str, reason: str = "") -> None:
+    def expect(self, expected: dict[str, set[str]]) -> None:
+        """The entries the run must score, per category; what lacks a verdict at the end is
+        reported as missing, and an incomplete run cannot pass a gate unnoticed."""
+        for category, ids in expected.items():
+            self.expected.setdefault(category, set()).update(ids)
+
+    def add_skip(self, category: str, reason: str = "", excluded: bool = False) -> None:
         tally = self._tally(category)
-        tally.skipped += 1
+        if excluded:
+            tally.excluded += 1
+        else:
+            tally.skipped += 1
         if reason:
             tally.skip_reasons[reason] = tally.skip_reasons.get(reason, 0) + 1
 
@@ -134,8 +155,11 @@ class ScoreBoard:
 
     def category_scores(self) -> dict[str, CategoryScore]:
         out = {}
-        for name, tally in self.tallies.items():
+        for name in {**self.tallies, **self.expected}:
+            tally = self.tallies.get(name) or Tally()
             size = DATASET_SIZES.get(name, tally.total + tally.skipped + tally.errors)
+            expected = self.expected.get(name)
+            missing = len(expected - self.verdicts.keys()) if expected is not None else 0
             out[name] = CategoryScore(
                 accuracy=tally.accuracy,
                 correct=tally.correct,
@@ -145,8 +169,20 @@ class ScoreBoard:
                 dataset_size=size,
                 complete=tally.total == size,
                 skip_reasons=dict(tally.skip_reasons),
+                expected=None if expected is None else len(expected),
+                missing=missing,
+                not_run=max(0, missing - tally.skipped - tally.errors),
+                excluded=tally.excluded,
             )
         return dict(sorted(out.items(), key=lambda kv: _order(kv[0])))
+
+    def unpaired(self, baseline: dict[str, bool], covered: set[str]) -> list[str]:
+        """Entries scored in this run, in categories the baseline covers, that have no
+        baseline verdict: the gate cannot tell whether they regressed."""
+        return sorted(
+            (i for i in self.verdicts if i not in baseline and category_of_id(i) in covered),
+            key=natural_key,
+        )
 
     def scores(self) -> Scores:
         cats = self.category_scores()

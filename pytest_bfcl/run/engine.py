@@ -108,9 +108,12 @@ class Progress:
 
 @dataclass(frozen=True)
 class Skip:
-    """An entry that is collected but not scored, with the reason."""
+    """An entry that is collected but not scored, with the reason. ``excluded``: the run's own
+    options leave it out (web search off, format sensitivity in fc mode), so it is not counted
+    as missing; any other skip (no stored result, say) leaves the run incomplete."""
 
     reason: str
+    excluded: bool = False
 
 
 class BfclRun:
@@ -162,6 +165,16 @@ class BfclRun:
         chosen = self._sample.get(category, set())
         return [e for e in entries if e.id in chosen]
 
+    def expected_ids(self) -> dict[str, set[str]]:
+        """What this run is asked to score: every selected (and sampled) entry that its own
+        options do not exclude."""
+        expected: dict[str, set[str]] = {}
+        for category in self.settings.categories:
+            ids = {e.id for e in self.entries_for(category) if self.skip_reason(e) is None}
+            if ids:
+                expected[category] = ids
+        return expected
+
     def entry(self, entry_id: str) -> Entry:
         return self._entries_of(category_of_id(entry_id))[entry_id]
 
@@ -186,7 +199,7 @@ class BfclRun:
         entry = self.entry(entry_id)
         reason = self.skip_reason(entry)
         if reason:
-            return Skip(reason)
+            return Skip(reason, excluded=True)
         answer = self.dataset.answers(entry.category).get(entry_id)
         task = Task(entry, answer)
         self.progress.started()

@@ -1,0 +1,95 @@
+"""Set-up checks made once, before any generation: what would otherwise fail entry after entry
+(a missing extra, an endpoint that refuses us, a broken result or data file, a missing web
+recording) ends the session with one line that names the problem and the fix."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from pytest_bfcl.dataset.categories import CATEGORIES, Kind
+from pytest_bfcl.dataset.fetch import DatasetError
+from pytest_bfcl.errors import SetupError
+from pytest_bfcl.models.base import StepModel
+from pytest_bfcl.models.replay import ReplayError
+
+if TYPE_CHECKING:
+    from pytest_bfcl.run.engine import BfclRun
+
+# Packages a category needs when the model holds its conversations, and the extra that has them.
+NEEDED_PACKAGES: dict[str, tuple[tuple[str, ...], str]] = {
+    "memory_vector": (("torch", "sentence_transformers", "faiss"), "memory"),
+}
+
+
+def preflight(run: BfclRun) -> None:
+    """Raise :class:`SetupError` for the first set-up problem of the run."""
+    check_data(run)
+    check_extras(run)
+    check_model(run)
+    check_web(run)
+
+
+def _holds_conversations(run: BfclRun) -> bool:
+    return isinstance(run.model, StepModel)
+
+
+def check_data(run: BfclRun) -> None:
+    """Entries and ground truth of every selected category load, with unique ids."""
+    try:
+        for category in run.settings.categories:
+            run.entries_for(category)
+            run.dataset.answers(category)
+    except DatasetError as exc:
+        raise SetupError(
+            f"{exc} (the data directory is broken: check --bfcl-data, or delete the unpacked "
+            "release so that it is fetched again)"
+        ) from None
+
+
+def missing_packages(
+    category: str, find: Callable[[str], object] | None = None
+) -> tuple[list[str], str]:
+    """The packages a category needs that are not installed, and the extra that has them."""
+    find = find or importlib.util.find_spec
+    packages, extra = NEEDED_PACKAGES.get(category, ((), ""))
+    return [p for p in packages if find(p) is None], extra
+
+
+def check_extras(run: BfclRun) -> None:
+    if not _holds_conversations(run):
+        return  # stored answers are scored without the backends' packages
+    for category in run.settings.categories:
+        absent, extra = missing_packages(category)
+        if absent:
+            raise SetupError(
+                f"{category} needs {', '.join(absent)}, not installed here: "
+                f"pip install 'pytest-bfcl[{extra}]' (torch==2.13.0 first, for the CPU build), "
+                "or leave the category out with --bfcl-category"
+            )
+
+
+def check_model(run: BfclRun) -> None:
+    """The model can answer: a replay directory's files read cleanly, an endpoint answers."""
+    model = run.model
+    try:
+        preflight_model = getattr(model, "preflight", None)
+        if preflight_model is not None:
+            preflight_model(list(run.settings.categories))
+        probe = getattr(model, "probe", None)
+        if probe is not None and run.expected_ids():
+            probe()
+    except ReplayError as exc:
+        raise SetupError(str(exc)) from None
+
+
+def check_web(run: BfclRun) -> None:
+    """Web search needs its packages, and network or a recording, before it starts."""
+    selected = any(CATEGORIES[c].kind is Kind.WEB_SEARCH for c in run.settings.categories)
+    if not selected or run.settings.web == "off" or not _holds_conversations(run):
+        return
+    web = run.services().web
+    check = getattr(web, "preflight", None)
+    if check is not None:
+        check()

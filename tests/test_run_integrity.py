@@ -1,0 +1,380 @@
+"""Run integrity: completeness is part of the verdict, baselines that do not add up are refused,
+and set-up problems end the session once, before anything is generated."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_bfcl.check.single_turn import ScoringOptions
+from pytest_bfcl.models.base import Task
+from pytest_bfcl.models.oracle import OracleModel
+from pytest_bfcl.models.replay import ReplayError, ReplayModel
+from pytest_bfcl.report.baseline import BaselineError, load_baseline, save_baseline, tampering
+from pytest_bfcl.report.completeness import incompleteness, top_reason
+from pytest_bfcl.report.gate import GateSettings, evaluate_gate
+from pytest_bfcl.report.scores import ScoreBoard
+from pytest_bfcl.run import preflight
+
+pytest_plugins = ["pytester"]
+
+
+def oracle_results(root: Path, dataset, category: str, group: str, drop=(), wrong=()) -> Path:
+    """Oracle fc results for a category in the result layout; ``drop`` left out, ``wrong``
+    answered with text."""
+    oracle = OracleModel(ScoringOptions("fc", True))
+    answers = dataset.answers(category)
+    path = root / group / f"BFCL_v4_{category}_result.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as fh:
+        for entry in dataset.entries(category):
+            if entry.id in drop:
+                continue
+            result = (
+                "no call"
+                if entry.id in wrong
+                else oracle.generate(Task(entry, answers[entry.id])).result
+            )
+            fh.write(json.dumps({"id": entry.id, "result": result}) + "\n")
+    return root
+
+
+@pytest.fixture
+def common(data_source) -> list[str]:
+    return [f"--bfcl-data={data_source.data_dir}", "-p", "no:cacheprovider"]
+
+
+# -- the score board ---------------------------------------------------------------------------
+
+
+def test_board_counts_missing_skipped_errored_and_not_run():
+    board = ScoreBoard()
+    board.expect({"simple_python": {f"simple_python_{i}" for i in range(10)}})
+    for i in range(5):
+        board.add_verdict(f"simple_python_{i}", "simple_python", True)
+    board.add_skip("simple_python", "no stored result for simple_python_5 in x.json")
+    board.add_skip("simple_python", "no stored result for simple_python_6 in x.json")
+    board.add_error("simple_python")
+    cat = board.scores().categories["simple_python"]
+    assert (cat.expected, cat.total, cat.missing) == (10, 5, 5)
+    assert (cat.skipped, cat.errors, cat.not_run) == (2, 1, 2)
+    lines = incompleteness(board.scores())
+    assert len(lines) == 1
+    assert lines[0].startswith("simple_python: 5 of 10 not scored (2 skipped: no stored result")
+    assert "1 errors; 2 not run" in lines[0]
+
+
+def test_excluded_entries_are_not_missing():
+    board = ScoreBoard()
+    board.expect({"multiple": {"multiple_0"}})
+    board.add_verdict("multiple_0", "multiple", True)
+    board.add_skip("web_search_base", "web search is off", excluded=True)
+    assert incompleteness(board.scores()) == []
+    assert board.scores().categories["web_search_base"].excluded == 1
+
+
+def test_a_category_expected_but_never_reported_is_listed():
+    board = ScoreBoard()
+    board.expect({"live_multiple": {f"live_multiple_{i}-0-0" for i in range(1053)}})
+    lines = incompleteness(board.scores())
+    assert lines == ["live_multiple: 1053 of 1053 not scored (1053 not run)"]
+
+
+def test_summaries_stay_short_whatever_the_number_of_reasons():
+    reasons = {
+        f"no stored result for live_multiple_{i}-0-0 in some/file.json": 1 for i in range(1053)
+    }
+    text = top_reason(reasons)
+    assert len(text) < 250
+    assert text.endswith("(and 1052 other reasons)")
+
+
+def test_unpaired_entries_are_named():
+    board = ScoreBoard()
+    for i in range(12):
+        board.add_verdict(f"simple_python_{i}", "simple_python", True)
+    unpaired = board.unpaired({"simple_python_0": True}, {"simple_python"})
+    assert unpaired[:3] == ["simple_python_1", "simple_python_2", "simple_python_3"]
+    assert unpaired[-1] == "simple_python_11"  # natural order, not text order
+    assert board.unpaired({}, {"multiple"}) == []
+
+
+def test_incomplete_fails_the_gate_unless_allowed():
+    board = ScoreBoard()
+    board.add_verdict("simple_python_0", "simple_python", True)
+    scores = board.scores()
+    settings = GateSettings()
+    gate = evaluate_gate(scores, board.verdicts, {"simple_python_0": True}, settings,
+                         incomplete=["x: 1 of 2 not scored"])  # fmt: skip
+    assert gate is not None and gate.failed
+    allowed = evaluate_gate(scores, board.verdicts, {"simple_python_0": True}, settings,
+                            incomplete=["x"], allow_incomplete=True)  # fmt: skip
+    assert allowed is not None and not allowed.failed
+    assert evaluate_gate(scores, board.verdicts, None, settings, incomplete=["x"]) is None
+
+
+# -- baselines that do not add up ---------------------------------------------------------------
+
+
+def _baseline(tmp_path: Path, n: int = 400) -> Path:
+    path = tmp_path / "baseline.json"
+    verdicts = {f"simple_python_{i}": i % 7 != 0 for i in range(n)}
+    save_baseline(path, verdicts, {"mode": "fc", "categories": ["simple_python"]}, {},
+                  {"simple_python": 400})  # fmt: skip
+    return path
+
+
+def test_baseline_records_totals_and_digest(tmp_path):
+    data = json.loads(_baseline(tmp_path).read_text())
+    assert data["format"] == "pytest-bfcl-baseline/2"
+    assert data["totals"] == {"simple_python": {"expected": 400, "scored": 400}}
+    assert len(data["digest"]) == 64
+    assert load_baseline(tmp_path / "baseline.json").verdicts["simple_python_1"] is True
+
+
+def test_thinned_baseline_is_refused(tmp_path):
+    path = _baseline(tmp_path)
+    data = json.loads(path.read_text())
+    data["verdicts"] = dict(list(data["verdicts"].items())[:10])
+    path.write_text(json.dumps(data))
+    with pytest.raises(BaselineError, match="simple_python has 10 verdicts but recorded 400"):
+        load_baseline(path)
+
+
+def test_flipped_baseline_verdict_breaks_the_digest(tmp_path):
+    path = _baseline(tmp_path)
+    data = json.loads(path.read_text())
+    data["verdicts"]["simple_python_0"] = True  # was False
+    path.write_text(json.dumps(data))
+    with pytest.raises(BaselineError, match="do not match their recorded digest"):
+        load_baseline(path)
+
+
+def test_legacy_baseline_is_checked_against_its_category_totals(tmp_path):
+    path = tmp_path / "old.json"
+    verdicts = {f"multiple_{i}": True for i in range(10)}
+    legacy = {
+        "format": "pytest-bfcl-baseline/1",
+        "metadata": {"mode": "fc"},
+        "verdicts": verdicts,
+        "categories": {"multiple": {"total": 200}},
+    }
+    path.write_text(json.dumps(legacy))
+    with pytest.raises(BaselineError, match="multiple has 10 verdicts but recorded 200"):
+        load_baseline(path)
+    legacy["categories"]["multiple"]["total"] = 10
+    path.write_text(json.dumps(legacy))
+    assert not tampering(load_baseline(path))
+
+
+# -- end to end -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def recorded(pytester, dataset, tmp_path, common):
+    """A baseline of simple_python + multiple from complete oracle results."""
+    root = tmp_path / "base"
+    oracle_results(root, dataset, "simple_python", "non_live")
+    oracle_results(root, dataset, "multiple", "non_live")
+    baseline = tmp_path / "baseline.json"
+    result = pytester.runpytest(
+        f"--bfcl-model=replay:{root}", "--bfcl-category=simple_python,multiple",
+        f"--bfcl-save-baseline={baseline}", "--tb=no", "-q", *common,
+    )  # fmt: skip
+    assert result.ret == 0
+    return baseline
+
+
+def test_a_missing_result_file_fails_the_gate(pytester, dataset, tmp_path, common, recorded):
+    now = oracle_results(tmp_path / "now", dataset, "simple_python", "non_live")  # no multiple
+    report = tmp_path / "report.json"
+    args = [f"--bfcl-model=replay:{now}", "--bfcl-category=simple_python,multiple",
+            f"--bfcl-baseline={recorded}", f"--bfcl-report={report}", "--tb=no", "-q", *common]  # fmt: skip
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str()
+    assert "BFCL gate: FAILED" in out
+    assert "multiple: 200 of 200 not scored (200 skipped: no stored result" in out
+    data = json.loads(report.read_text())
+    assert data["complete"] is False
+    assert data["categories"]["multiple"]["missing"] == 200
+    assert data["categories"]["simple_python"]["missing"] == 0
+
+    allowed = pytester.runpytest(*args, "--bfcl-allow-incomplete")
+    assert allowed.ret == pytest.ExitCode.OK
+    assert "incomplete run (allowed by --bfcl-allow-incomplete)" in allowed.stdout.str()
+    assert json.loads(report.read_text())["complete"] is False
+
+
+def test_most_entries_missing_fails_the_gate(pytester, dataset, tmp_path, common, recorded):
+    drop = {e.id for e in dataset.entries("simple_python")[10:]}
+    now = oracle_results(tmp_path / "now", dataset, "simple_python", "non_live", drop=drop)
+    oracle_results(tmp_path / "now", dataset, "multiple", "non_live")
+    result = pytester.runpytest(
+        f"--bfcl-model=replay:{now}", "--bfcl-category=simple_python,multiple",
+        f"--bfcl-baseline={recorded}", "--tb=no", "-q", *common,
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "simple_python: 390 of 400 not scored" in result.stdout.str()
+
+
+def test_baseline_categories_left_out_of_the_run_are_missing(
+    pytester, dataset, tmp_path, common, recorded
+):
+    now = oracle_results(tmp_path / "now", dataset, "simple_python", "non_live")
+    result = pytester.runpytest(
+        f"--bfcl-model=replay:{now}", "--bfcl-category=simple_python",
+        f"--bfcl-baseline={recorded}", "--tb=no", "-q", *common,
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "multiple: 200 of 200 not scored (200 not run)" in result.stdout.str()
+    common_only = pytester.runpytest(
+        f"--bfcl-model=replay:{now}", "--bfcl-category=simple_python",
+        f"--bfcl-baseline={recorded}", "--bfcl-baseline-common", "--tb=no", "-q", *common,
+    )  # fmt: skip
+    assert common_only.ret == pytest.ExitCode.OK
+
+
+def test_thresholds_fail_an_incomplete_run(pytester, dataset, tmp_path, common):
+    drop = {e.id for e in dataset.entries("multiple")[:3]}
+    now = oracle_results(tmp_path / "now", dataset, "multiple", "non_live", drop=drop)
+    result = pytester.runpytest(
+        f"--bfcl-model=replay:{now}", "--bfcl-category=multiple", "--bfcl-min-score=multiple=50",
+        "--tb=no", "-q", *common,
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "multiple: 3 of 200 not scored" in result.stdout.str()
+
+
+def test_a_thinned_baseline_file_stops_the_run(pytester, tmp_path, common, recorded):
+    data = json.loads(recorded.read_text())
+    data["verdicts"] = dict(list(data["verdicts"].items())[:10])
+    recorded.write_text(json.dumps(data))
+    result = pytester.runpytest("--bfcl-model=oracle", "--bfcl-category=simple_python",
+                                f"--bfcl-baseline={recorded}", *common)  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "does not add up" in result.stderr.str()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"id": "multiple_0", "result": []}\n{"id": "multiple_1", "res', ":2: invalid JSON"),
+        (b'{"id": "multiple_0", "result": "\xff\xfe"}\n', ":1: not UTF-8 text"),
+        (
+            b'{"id": "multiple_0", "result": []}\n{"id": "multiple_0", "result": []}\n',
+            ":2: id 'multiple_0' appears again (first at line 1)",
+        ),
+    ],
+    ids=["broken-line", "not-utf8", "duplicate-id"],
+)
+def test_a_broken_result_file_ends_the_session_once(pytester, tmp_path, common, content, message):
+    path = tmp_path / "res" / "non_live" / "BFCL_v4_multiple_result.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    result = pytester.runpytest(f"--bfcl-model=replay:{tmp_path / 'res'}",
+                                "--bfcl-category=multiple", *common)  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert f"BFCL_v4_multiple_result.json{message}" in err
+    assert err.count("pytest-bfcl:") == 1
+    assert "Traceback" not in err + result.stdout.str()
+    assert "passed" not in result.stdout.str() and "error" not in result.stdout.str()
+
+
+def test_an_over_long_integer_in_a_result_line_is_the_models_answer(tmp_path):
+    path = tmp_path / "non_live" / "BFCL_v4_multiple_result.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"id": "multiple_0", "result": [{"f": ' + "9" * 5000 + "}]}\n")
+    model = ReplayModel(tmp_path, ScoringOptions("fc", True))
+    model.preflight(["multiple"])
+    assert isinstance(model.records("multiple")["multiple_0"]["result"][0]["f"], float)
+
+
+def test_missing_result_file_is_not_a_replay_error(tmp_path):
+    (tmp_path / "non_live").mkdir()
+    model = ReplayModel(tmp_path, ScoringOptions("fc", True))
+    model.preflight(["multiple"])  # a partial result dir is reported as incomplete, not refused
+    with pytest.raises(ReplayError):
+        ReplayModel(tmp_path / "nowhere", ScoringOptions("fc", True))
+
+
+def test_duplicate_ids_in_a_project_category_are_refused(pytester, tmp_path, common):
+    questions = tmp_path / "acme.json"
+    answers = tmp_path / "acme_answers.json"
+    entry = {"id": "acme_0", "question": [[{"role": "user", "content": "hi"}]],
+             "function": [{"name": "f", "description": "d",
+                           "parameters": {"type": "dict", "properties": {}, "required": []}}]}  # fmt: skip
+    questions.write_text(json.dumps(entry) + "\n" + json.dumps(entry) + "\n")
+    answers.write_text('{"id": "acme_0", "ground_truth": [{"f": {}}]}\n' * 2)
+    pytester.makeconftest(
+        f"""
+from pytest_bfcl.dataset.custom import CustomCategory
+def pytest_bfcl_add_categories():
+    return [CustomCategory(name="acme", questions=r"{questions}", answers=r"{answers}")]
+"""
+    )
+    result = pytester.runpytest("--bfcl-model=oracle", "--bfcl-category=acme", *common)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "entry id 'acme_0' appears more than once" in result.stderr.str()
+
+
+def test_missing_packages_are_found_before_generation(monkeypatch):
+    absent, extra = preflight.missing_packages("memory_vector", find=lambda name: None)
+    assert absent == ["torch", "sentence_transformers", "faiss"] and extra == "memory"
+    assert preflight.missing_packages("memory_kv", find=lambda name: None) == ([], "")
+
+
+def test_missing_extra_ends_the_session_with_one_line(pytester, common, monkeypatch):
+    pytester.makeconftest(
+        """
+import importlib.util
+real = importlib.util.find_spec
+def pytest_configure(config):
+    import pytest_bfcl.run.preflight as preflight
+    preflight.importlib.util.find_spec = lambda name, *a: None if name == "faiss" else real(name, *a)
+"""
+    )
+    result = pytester.runpytest("--bfcl-model=oracle", "--bfcl-category=memory_vector",
+                                "--bfcl-web=off", *common)  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "memory_vector needs faiss, not installed here: pip install 'pytest-bfcl[memory]'" in err
+    assert "Traceback" not in err
+
+
+def test_infrastructure_errors_are_one_line_each(pytester, common):
+    pytester.makeconftest(
+        """
+from pytest_bfcl.errors import InfrastructureError
+from pytest_bfcl.models.oracle import OracleModel
+
+class Flaky(OracleModel):
+    name = "flaky"
+    def generate(self, task):
+        if task.entry.id.endswith(("_1", "_2")):
+            raise InfrastructureError("the disk is full at /tmp/x")
+        return super().generate(task)
+
+def pytest_bfcl_make_model(spec, settings, scoring, source, hook):
+    return Flaky(scoring) if spec == "flaky" else None
+"""
+    )
+    result = pytester.runpytest("--bfcl-model=flaky", "--bfcl-category=simple_javascript",
+                                "-p", "no:randomly", *common)  # fmt: skip
+    outcomes = result.parseoutcomes()
+    assert outcomes["errors"] == 2
+    out = result.stdout.str()
+    assert out.count("\nInfrastructureError: the disk is full at /tmp/x\n") == 2
+    assert "ERROR bfcl/simple_javascript::simple_javascript_1" in out
+    assert "simple_javascript: 2 of 50 not scored (2 errors)" in out
+    assert "Traceback" not in out and "raise InfrastructureError" not in out
+
+
+def test_bfcl_marker_without_a_model_says_what_is_missing(pytester):
+    pytester.makepyfile("def test_ok():\n    assert True\n")
+    result = pytester.runpytest("-m", "bfcl", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert "no --bfcl-model was given" in result.stdout.str()
