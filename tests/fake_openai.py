@@ -1,7 +1,8 @@
 """A local OpenAI-compatible chat server for tests: it answers each BFCL question with the
 oracle's answer (tool calls or text), multi-turn conversations step by step, and can inject
 faults per entry: 429s, 500s, stalls, dropped connections, malformed tool calls and empty
-choices. It listens on 127.0.0.1 only."""
+choices, and hostile behaviour: bytes dripped slowly, huge bodies, 401/404 on everything, odd
+usage values and shapes. It lists its models on GET /models. It listens on 127.0.0.1 only."""
 
 from __future__ import annotations
 
@@ -51,6 +52,10 @@ class FakeOpenAI:
         self.latency = latency
         self.mode = mode  # answer with tool calls (fc) or text (prompt)
         self.faults: dict[str, list[str]] = {}  # entry id -> faults to apply, one per request
+        self.always: str | None = None  # a fault applied to every request (GET /models too)
+        self.served_models = ["test-model", "bench-model"]  # listed on GET /models
+        self.huge_bytes = 50_000_000  # size of a "huge" answer
+        self.patch: dict[str, Any] = {}  # fields merged into every completion (odd shapes)
         self.requests: Counter[str] = Counter()  # entry id -> requests received
         self.in_flight = self.max_in_flight = 0  # concurrent requests being answered
         self.lock = threading.Lock()
@@ -137,13 +142,43 @@ class FakeOpenAI:
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
-            def do_GET(self) -> None:  # request counts, for a server in another process
+            def do_GET(self) -> None:
+                if fake.always and self._hostile(fake.always):
+                    return None
+                if self.path.rstrip("/").endswith("/models"):
+                    listing = [{"id": name, "object": "model"} for name in fake.served_models]
+                    return self._send(200, {"object": "list", "data": listing})
+                # request counts, for a server in another process
                 stats = {"requests": fake.total_requests(), "max_in_flight": fake.max_in_flight}
-                self._send(200, stats)
+                return self._send(200, stats)
+
+            def _hostile(self, fault: str) -> bool:
+                """Answer with a server-level fault; False when ``fault`` is not one."""
+                if fault in ("401", "404"):
+                    self._send(int(fault), {"error": {"message": f"fault {fault}"}})
+                elif fault == "drip":  # a valid start, then one byte a second, forever
+                    self.send_response(200)
+                    self.send_header("content-length", "1000000")
+                    self.end_headers()
+                    try:
+                        while True:
+                            self.wfile.write(b" ")
+                            self.wfile.flush()
+                            time.sleep(1.0)
+                    except OSError:
+                        pass
+                    self.close_connection = True
+                elif fault == "silent":  # accept the request, never answer
+                    time.sleep(3600)
+                else:
+                    return False
+                return True
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length))
+                if fake.always and self._hostile(fake.always):
+                    return None
                 entry_id, answer = fake.answer_for(body)
                 with fake.lock:
                     fake.requests[entry_id] += 1
@@ -169,7 +204,35 @@ class FakeOpenAI:
                     self.close_connection = True
                     self.connection.shutdown(2)
                     return None
-                return self._send(200, fake.completion(body, answer[fake.mode], fake.mode, fault))
+                if fault == "huge" or fake.always == "huge":
+                    return self._send_huge(body)
+                completion = fake.completion(body, answer[fake.mode], fake.mode, fault)
+                completion.update(fake.patch)
+                return self._send(200, completion)
+
+            def _send_huge(self, body: dict[str, Any]) -> None:
+                """A valid completion whose text is ``huge_bytes`` long, sent in pieces."""
+                head = json.dumps(
+                    {
+                        "model": body["model"],
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": "PLACEHOLDER"}}
+                        ],
+                    }
+                ).split("PLACEHOLDER")
+                size = len(head[0]) + fake.huge_bytes + len(head[1])
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(size))
+                self.end_headers()
+                try:
+                    self.wfile.write(head[0].encode())
+                    piece = b"x" * 1_000_000
+                    for start in range(0, fake.huge_bytes, len(piece)):
+                        self.wfile.write(piece[: fake.huge_bytes - start])
+                    self.wfile.write(head[1].encode())
+                except OSError:  # the client stopped reading at its limit
+                    self.close_connection = True
 
             def _send(
                 self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None

@@ -1,0 +1,323 @@
+"""Hostile or broken servers and hostile answers end as the right outcome: the model's output,
+whatever its size or shape, is scored (F, never E); infrastructure that cannot work stops the
+run once (ServerDown, SetupError, WebToolsDown) with one line naming the fix. Timeouts here are
+safety nets only; how long a stop takes is measured in benchmarks/test_stalled_server.py."""
+
+from __future__ import annotations
+
+import json
+import threading
+import warnings
+
+import pytest
+from fake_openai import FakeOpenAI
+from fake_web import FakeWeb
+
+from pytest_bfcl.check.single_turn import ScoringOptions
+from pytest_bfcl.errors import RunStopped, SetupError
+from pytest_bfcl.models.base import StepRequest, Task
+from pytest_bfcl.models.openai_chat import (
+    TRUNCATED,
+    EndpointSettings,
+    InferenceError,
+    OpenAIChatModel,
+    ServerDown,
+    oversized_answer_verdict,
+)
+from pytest_bfcl.models.oracle_agentic import NOTHING_FOUND, question_move
+from pytest_bfcl.run.cache import CacheWarning, ResponseCache
+from pytest_bfcl.web.access import FAILURES_TO_STOP, WebAccess, WebSettings, WebToolsDown
+
+pytest_plugins = ["pytester"]
+CATS = ["live_relevance", "live_irrelevance"]
+
+
+@pytest.fixture
+def server(dataset):
+    with FakeOpenAI(dataset, CATS) as fake:
+        yield fake
+
+
+@pytest.fixture
+def task(dataset):
+    entry = dataset.entries("live_relevance")[0]
+    return Task(entry, None)
+
+
+def model_for(fake, texts, cache=None, **overrides) -> OpenAIChatModel:
+    settings = {"model": "test-model", "base_urls": (fake.base_url,), "backoff": 0.01}
+    settings.update(overrides)
+    return OpenAIChatModel(
+        EndpointSettings(**settings), ScoringOptions("fc", True), texts, cache=cache
+    )
+
+
+def in_thread(call, safety_s: float = 120):
+    """Run ``call`` with a safety timeout; its result or exception."""
+    box: list = []
+
+    def run():
+        try:
+            box.append(("ok", call()))
+        except BaseException as exc:  # handed to the test
+            box.append(("raised", exc))
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(safety_s)
+    assert box, f"no outcome within {safety_s} s"
+    return box[0]
+
+
+# -- the server hangs or floods --------------------------------------------------------------
+
+
+def test_a_dripping_server_times_out_per_request(server, texts, task):
+    server.always = "drip"
+    model = model_for(server, texts, timeout=2.0, retries=0)
+    kind, outcome = in_thread(lambda: model.generate(task))
+    assert kind == "raised" and isinstance(outcome, InferenceError)
+    assert "no complete answer within 2 s" in str(outcome)
+    assert "\n" not in str(outcome)
+
+
+def test_a_silent_server_is_down_after_about_one_timeout(server, texts, task):
+    server.always = "silent"
+    model = model_for(server, texts, timeout=1.0, retries=4, backoff=0.05)
+    outcomes = []
+    threads = [
+        threading.Thread(target=lambda: outcomes.append(in_thread(lambda: model.generate(task))))
+        for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert [isinstance(o, ServerDown) for _, o in outcomes].count(True) >= 1
+    assert all(isinstance(o, InferenceError) for _, o in outcomes)
+    assert "unreachable or failing" in (model.down_reason or "")
+
+
+def test_a_huge_answer_is_cut_stored_and_fails(server, texts, task, tmp_path):
+    server.always = "huge"
+    server.huge_bytes = 30_000_000
+    cache = ResponseCache(tmp_path / "cache")
+    model = model_for(server, texts, cache=cache, max_response_bytes=1_000_000)
+    kind, generation = in_thread(lambda: model.generate(task))
+    assert kind == "ok", generation
+    assert generation.finish_reason == TRUNCATED
+    envelope = {"model": "test-model", "choices": [{"index": 0, "message": {"content": ""}}]}
+    envelope["choices"][0]["message"] = {"role": "assistant", "content": ""}
+    declared = 30_000_000 + len(json.dumps(envelope))  # the server's content-length
+    assert generation.details == {"response_truncated": {"limit": 1_000_000, "length": declared}}
+    stored = list((tmp_path / "cache").rglob("*.json"))
+    assert len(stored) == 1 and stored[0].stat().st_size < 10_000
+    verdict = oversized_answer_verdict(generation, "live_irrelevance")
+    assert verdict is not None and not verdict.valid
+    assert verdict.error_type == "response:too_large"
+    again = model.generate(task)  # from the cache: the same cut answer, no request
+    assert again.cached and again.finish_reason == TRUNCATED
+
+
+# -- the answer is hostile: the model's failure, never an error -------------------------------
+
+
+@pytest.mark.parametrize("value", ["many", -5, 1e400, True, {"n": 1}, [1], 2.5, 10**15])
+def test_odd_usage_values_are_unknown_tokens(server, texts, task, value):
+    server.patch = {"usage": {"prompt_tokens": value, "completion_tokens": value}}
+    generation = model_for(server, texts).generate(task)
+    assert (generation.input_tokens, generation.output_tokens) == (None, None)
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"choices": {"0": 1}},
+        {"choices": ["text"]},
+        {"choices": [{"message": "hello"}]},
+        {"choices": [{"message": {"content": [{"get_weather": "{}"}]}}]},
+        {"choices": [{"message": {"tool_calls": {"a": 1}}}]},
+        {"choices": [{"message": {"tool_calls": [{"function": {"name": 5, "arguments": {}}}]}}]},
+        {"choices": [{"message": {"tool_calls": [{"function": {"name": ["x"]}}]}}]},
+        {"choices": [{"message": {"tool_calls": ["call"], "content": None}}]},
+        {"usage": "lots", "choices": [{"message": {"content": 12}, "finish_reason": []}]},
+    ],
+)
+def test_odd_shapes_are_stored_as_data(server, texts, task, patch, tmp_path):
+    server.patch = patch
+    cache = ResponseCache(tmp_path / "cache")
+    generation = model_for(server, texts, cache=cache).generate(task)
+    assert isinstance(generation.result, str | list)
+    if isinstance(generation.result, list):  # calls: names are strings
+        assert all(isinstance(name, str) for call in generation.result for name in call)
+    else:  # text is never a call list in disguise
+        assert not generation.result.startswith("[{") or "get_weather" in generation.result
+    assert cache.writes == 1
+
+
+def test_lone_surrogates_are_stored_and_read_back(server, texts, task, tmp_path):
+    message = {
+        "content": None,
+        "tool_calls": [{"function": {"name": "f\ud800", "arguments": '{"a": "\ud800"}'}}],
+    }
+    server.patch = {"choices": [{"index": 0, "message": message}]}
+    cache = ResponseCache(tmp_path / "cache")
+    first = model_for(server, texts, cache=cache).generate(task)
+    requests = server.total_requests()
+    again = model_for(server, texts, cache=cache).generate(task)
+    assert again.cached and again.result == first.result == [{"f\ud800": '{"a": "\ud800"}'}]
+    assert server.total_requests() == requests
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "[1, 2]",
+        '{"no": "result"}',
+        '{"result": 5}',
+        '{"result": "", "latency": "x"}',
+        '{"result": "a"',
+        "\x00\xff",
+        "",
+    ],
+)
+def test_a_bad_cache_file_is_a_miss_warned_once(server, texts, task, tmp_path, content):
+    cache = ResponseCache(tmp_path / "cache")
+    model = model_for(server, texts, cache=cache)
+    model.generate(task)
+    path = next((tmp_path / "cache").rglob("*.json"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            path.write_text(content, encoding="latin-1")
+            assert not model.generate(task).cached  # asked again, file replaced
+    assert [str(w.message).count(str(path)) for w in caught if w.category is CacheWarning] == [1]
+    assert model.generate(task).cached
+
+
+# -- the server refuses us: one stop naming the fix -------------------------------------------
+
+
+@pytest.mark.parametrize(("fault", "fix"), [("401", "OPENAI_API_KEY"), ("404", "--bfcl-base-url")])
+def test_refusals_stop_the_run_with_the_fix(server, texts, task, fault, fix):
+    server.always = fault
+    model = model_for(server, texts, retries=4)
+    with pytest.raises(ServerDown) as raised:
+        model.generate(task)
+    assert f"HTTP {fault} from {server.base_url}/chat/completions: fault {fault}" in str(
+        raised.value
+    )
+    assert fix in str(raised.value) and "\n" not in str(raised.value)
+    assert server.total_requests() == 0 or server.total_requests() <= OpenAIChatModel.FATAL_AFTER
+    with pytest.raises(ServerDown):  # later entries: at once
+        model.generate(task)
+
+
+def test_one_dead_replica_does_not_stop_the_run(server, dataset, texts, task):
+    dead = FakeOpenAI(dataset, CATS)
+    dead.server.server_close()  # refuses connections
+    model = model_for(server, texts, base_urls=(dead.base_url, server.base_url), retries=4)
+    for _ in range(6):
+        assert model.generate(task).result != ""
+    assert model.down_reason is None
+
+
+@pytest.mark.parametrize(
+    ("setup", "expected"),
+    [
+        ({"always": "401"}, "refuses the API key"),
+        ({"served_models": ["other-model", "third"]}, "serves: other-model, third"),
+        ({"always": "drip"}, "does not answer"),
+    ],
+)
+def test_probe_names_the_problem(server, texts, setup, expected):
+    for name, value in setup.items():
+        setattr(server, name, value)
+    model = model_for(server, texts)
+    kind, outcome = in_thread(model.probe)
+    assert kind == "raised" and isinstance(outcome, SetupError), outcome
+    assert expected in str(outcome) and "\n" not in str(outcome)
+
+
+def test_probe_accepts_a_server_that_serves_the_model(server, texts):
+    assert model_for(server, texts).probe() is None
+    server.served_models = []  # an empty listing says nothing: accepted
+    assert model_for(server, texts).probe() is None
+
+
+def test_probe_of_a_refused_connection(dataset, texts):
+    dead = FakeOpenAI(dataset, CATS)
+    dead.server.server_close()
+    with pytest.raises(SetupError, match=r"connection refused.*--bfcl-base-url"):
+        model_for(dead, texts).probe()
+
+
+def test_a_huge_answer_fails_its_entry_end_to_end(pytester, server, tmp_path):
+    server.faults = {"live_relevance_0-0-0": ["huge"]}
+    server.huge_bytes = 20_000_000
+    result = pytester.runpytest_subprocess(
+        "--bfcl-model=test-model",
+        f"--bfcl-base-url={server.base_url}",
+        "--bfcl-category=live_relevance",
+        f"--bfcl-cache-dir={tmp_path / 'cache'}",
+        "--bfcl-max-response-bytes=100000",
+        "-p",
+        "no:cacheprovider",
+        timeout=300,
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("errors", 0) == 0
+    assert outcomes.get("failed", 0) >= 1
+
+
+# -- web tools --------------------------------------------------------------------------------
+
+
+def test_web_failures_in_a_row_stop_the_run(tmp_path):
+    access = WebAccess(WebSettings(provider="serpapi", search_url="http://127.0.0.1:9/search"))
+    for _ in range(FAILURES_TO_STOP - 1):
+        assert "error" in access.search("tea", 3, "wt-wt")
+    with pytest.raises(WebToolsDown) as raised:
+        access.search("tea", 3, "wt-wt")
+    assert isinstance(raised.value, RunStopped)
+    assert access.failures["search"] == FAILURES_TO_STOP
+    with pytest.raises(WebToolsDown):
+        access.fetch("https://example.org/")
+
+
+def test_a_success_resets_the_web_failure_count():
+    with FakeWeb() as web:
+        good = WebSettings(provider="serpapi", search_url=web.search_url, allow_private=True)
+        access = WebAccess(good)
+        for _ in range(3):
+            for _ in range(FAILURES_TO_STOP - 1):
+                assert "error" in access.fetch("http://127.0.0.1:9/")  # refused: network
+            assert "hits" in access.search("tea", 3, "wt-wt")
+        assert access.failures["fetch"] == 3 * (FAILURES_TO_STOP - 1)
+        # missing pages are the web's answer, not a broken network
+        for _ in range(2 * FAILURES_TO_STOP):
+            assert "error" in access.fetch(f"{web.base}/nothing")
+
+
+def test_web_preflight(tmp_path):
+    empty = tmp_path / "cassette"
+    empty.mkdir()
+    with pytest.raises(SetupError, match="holds no searches"):
+        WebAccess(WebSettings(mode="replay", cassette=empty)).preflight()
+    dead = WebSettings(provider="serpapi", search_url="http://127.0.0.1:9/search")
+    with pytest.raises(SetupError, match="web search does not work here"):
+        WebAccess(dead).preflight()
+    with FakeWeb() as web:
+        alive = WebSettings(provider="serpapi", search_url=web.search_url)
+        assert WebAccess(alive).preflight() is None
+
+
+def test_the_oracle_does_not_answer_when_the_search_failed(dataset):
+    entry = dataset.entries("web_search_base")[0]
+    answer = dataset.answers("web_search_base").get(entry.id)
+    messages = [
+        {"role": "user", "content": "question"},
+        {"role": "tool", "content": "{'error': 'Failed to retrieve the search results'}"},
+    ]
+    request = StepRequest(Task(entry, answer), messages, [], "fc", 0, 1)
+    assert question_move(request) == NOTHING_FOUND
