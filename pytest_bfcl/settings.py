@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import math
+import re
+import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from pytest_bfcl.dataset.categories import expand_categories
+from pytest_bfcl.dataset.categories import CATEGORIES, Kind, expand_categories
+from pytest_bfcl.redact import (
+    redact_text,
+    register_secret_env,
+    register_secrets_in_args,
+    register_secrets_in_url,
+)
 from pytest_bfcl.report.gate import GateSettings, parse_threshold
 from pytest_bfcl.run.sampling import parse_sample
 
@@ -99,6 +110,31 @@ class Settings(BaseModel):
         if isinstance(value, str):
             value = value.split()
         return tuple(parse_threshold(v) if isinstance(v, str) else v for v in value or ())
+
+    @model_validator(mode="after")
+    def _in_range(self) -> Settings:
+        # The same rules as the command line, for settings built in Python (engine use).
+        problems = []
+        for name, rule in RULES.items():
+            if not rule.checks_python:
+                continue
+            value = _field_value(self, name)
+            for item in _items(value) if name in _APPEND_NAMES else [value]:
+                if item is None:
+                    continue
+                try:
+                    rule.convert(item)
+                except ValueError as exc:
+                    problems.append(_problem(name, item, rule, exc))
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+def _field_value(settings: Settings, name: str) -> Any:
+    if name.startswith("gate_"):
+        return getattr(settings.gate, name.removeprefix("gate_"), None)
+    return getattr(settings, name, None)
 
 
 @dataclass(frozen=True)
@@ -251,9 +287,401 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 
+# -- what each option accepts --------------------------------------------------------------------
+
+
+class Unfit(ValueError):
+    """A value outside what its option accepts (the rule's ``accepts`` says what that is)."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What one option accepts. ``convert`` turns the value as typed (text from the command
+    line or an ini file, or a Python value) into the setting's value; it raises
+    :class:`Unfit` when the value does not fit ``accepts``, or a ValueError with its own
+    message. ``checks_python``: also checked on settings built in Python (paths are checked
+    only at start-up, where they are known to be the user's)."""
+
+    accepts: str
+    convert: Callable[[Any], Any]
+    checks_python: bool = True
+
+
+def _as_whole(value: Any) -> int:
+    if isinstance(value, bool):
+        raise Unfit
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            raise Unfit from None
+    raise Unfit
+
+
+def _as_finite(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise Unfit
+    try:
+        number = float(value.strip() if isinstance(value, str) else value)
+    except ValueError:
+        raise Unfit from None
+    if not math.isfinite(number):
+        raise Unfit
+    return number
+
+
+def whole(low: int | None = None, high: int | None = None) -> Rule:
+    """A whole number, with optional bounds (both included)."""
+    if low is not None and high is not None:
+        accepts = f"a whole number from {low} to {high}"
+    elif low is not None:
+        accepts = f"a whole number of at least {low}"
+    else:
+        accepts = "a whole number"
+
+    def convert(value: Any) -> int:
+        number = _as_whole(value)
+        if (low is not None and number < low) or (high is not None and number > high):
+            raise Unfit
+        return number
+
+    return Rule(accepts, convert)
+
+
+def number(
+    *,
+    above: float | None = None,
+    at_least: float | None = None,
+    below: float | None = None,
+    at_most: float | None = None,
+) -> Rule:
+    """A finite number with optional bounds (``above``/``below`` exclude the bound)."""
+    bounds = [
+        f"greater than {above:g}" if above is not None else "",
+        f"at least {at_least:g}" if at_least is not None else "",
+        f"less than {below:g}" if below is not None else "",
+        f"at most {at_most:g}" if at_most is not None else "",
+    ]
+    said = " and ".join(b for b in bounds if b)
+    if at_least is not None and at_most is not None:
+        said = f"from {at_least:g} to {at_most:g}"
+    accepts = f"a finite number {said}".rstrip()
+
+    def convert(value: Any) -> float:
+        x = _as_finite(value)
+        if (above is not None and x <= above) or (at_least is not None and x < at_least):
+            raise Unfit
+        if (below is not None and x >= below) or (at_most is not None and x > at_most):
+            raise Unfit
+        return x
+
+    return Rule(accepts, convert)
+
+
+def choice(*allowed: str) -> Rule:
+    """One of a fixed set of words (any case)."""
+
+    def convert(value: Any) -> str:
+        word = value.strip().lower() if isinstance(value, str) else value
+        if word not in allowed:
+            raise Unfit
+        return word
+
+    return Rule(f"one of {', '.join(allowed)}", convert)
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _switch(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise Unfit
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise Unfit
+    return value
+
+
+def _env_name(value: Any) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value.strip()):
+        raise Unfit
+    return value.strip()
+
+
+def _web_url(value: Any) -> str:
+    if not isinstance(value, str):
+        raise Unfit
+    try:
+        parts = urlsplit(value.strip())
+    except ValueError:
+        raise Unfit from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Unfit
+    return value.strip()
+
+
+def _shell_words(value: Any) -> str:
+    if not isinstance(value, str):
+        raise Unfit
+    try:
+        shlex.split(value)
+    except ValueError as exc:  # an unbalanced quote
+        raise ValueError(f"cannot be split into flags: {exc} (got {value})") from None
+    return value
+
+
+def _as_path(value: Any) -> Path:
+    if not isinstance(value, str | Path) or not str(value).strip():
+        raise Unfit
+    return Path(value)
+
+
+def _existing_dir(value: Any) -> Path:
+    path = _as_path(value)
+    if not path.is_dir():
+        raise Unfit
+    return path
+
+
+def _existing_file(value: Any) -> Path:
+    path = _as_path(value)
+    if not path.is_file():
+        raise Unfit
+    return path
+
+
+def _file_to_write(value: Any) -> Path:
+    path = _as_path(value)
+    if path.is_dir():
+        raise Unfit
+    return path
+
+
+def _dir_to_write(value: Any) -> Path:
+    path = _as_path(value)
+    if path.exists() and not path.is_dir():
+        raise Unfit
+    return path
+
+
+def _sample(value: Any) -> float | int:
+    if isinstance(value, str):
+        try:
+            return parse_sample(value)
+        except ValueError:
+            raise Unfit from None
+    if isinstance(value, bool):
+        raise Unfit
+    if isinstance(value, int) and value >= 1:
+        return value
+    if isinstance(value, float) and 0 < value <= 1:
+        return value
+    raise Unfit
+
+
+def _threshold(value: Any) -> tuple[str, float]:
+    if isinstance(value, str):
+        try:
+            return parse_threshold(value)
+        except ValueError:
+            raise Unfit from None
+    if isinstance(value, tuple | list) and len(value) == 2 and isinstance(value[0], str):
+        score = _as_finite(value[1])
+        if 0 <= score <= 100:
+            return value[0], score
+    raise Unfit
+
+
+def _categories(value: Any) -> Any:
+    if not isinstance(value, str | list | tuple):
+        raise Unfit
+    expand_categories(value)  # names what it does not know, with the known names
+    return value
+
+
+TEXT = Rule("a text", _text)
+SWITCH = Rule("true or false", _switch)
+
+
+def _path_rule(accepts: str, convert: Callable[[Any], Path]) -> Rule:
+    return Rule(accepts, convert, checks_python=False)
+
+
+EXISTING_DIR = _path_rule("an existing directory", _existing_dir)
+EXISTING_FILE = _path_rule("an existing file", _existing_file)
+FILE_TO_WRITE = _path_rule("a file path (not a directory)", _file_to_write)
+DIR_TO_WRITE = _path_rule("a directory path (not a file)", _dir_to_write)
+WEB_URL = Rule("an http:// or https:// URL with a host", _web_url)
+
+# Every option's rule, by settings name (a test checks that no option is missing).
+RULES: dict[str, Rule] = {
+    "model": TEXT,
+    "mode": choice("fc", "prompt"),
+    "categories": Rule("category and group names, comma-separated", _categories),
+    "strict_multi_turn": SWITCH,
+    "data_dir": EXISTING_DIR,
+    "report_path": FILE_TO_WRITE,
+    "baseline_path": EXISTING_FILE,
+    "save_baseline_path": FILE_TO_WRITE,
+    "baseline_common": SWITCH,
+    "allow_incomplete": SWITCH,
+    "gate_mode": choice("significant", "any", "off"),
+    "gate_alpha": number(above=0, below=1),
+    "gate_min_drop": number(at_least=0),
+    "min_scores": Rule("NAME=PERCENT with PERCENT from 0 to 100 (such as overall=80)", _threshold),
+    "sample": Rule(
+        "a count of at least 1 (such as 200) or a fraction greater than 0 and at most 1 "
+        "(such as 0.1 or 10%)",
+        _sample,
+    ),
+    "seed": whole(),
+    "csv_dir": DIR_TO_WRITE,
+    "chart_path": FILE_TO_WRITE,
+    "base_urls": WEB_URL,
+    "api_key_env": Rule("the name of an environment variable (letters, digits, _)", _env_name),
+    "temperature": number(at_least=0),
+    "max_tokens": whole(1),
+    "sampling_seed": whole(),
+    "timeout": number(above=0),
+    "retries": whole(0),
+    "concurrency": whole(1),
+    "max_response_bytes": whole(1),
+    "cache_dir": DIR_TO_WRITE,
+    "no_cache": SWITCH,
+    "refresh": SWITCH,
+    "vllm_args": Rule("flags for 'vllm serve'", _shell_words),
+    "vllm_exe": TEXT,
+    "vllm_port": whole(1, 65535),
+    "vllm_log": FILE_TO_WRITE,
+    "vllm_startup_timeout": number(above=0),
+    "progress_interval": number(at_least=0),
+    "results_dir": DIR_TO_WRITE,
+    "web": choice("live", "record", "replay", "off"),
+    "web_cassette": DIR_TO_WRITE,
+    "web_provider": choice("auto", "serpapi", "duckduckgo"),
+    "web_search_url": WEB_URL,
+    "web_allow_private": SWITCH,
+    "web_failure_rate": number(at_least=0, at_most=1),
+    "embedding_model": TEXT,
+    "memory_dir": DIR_TO_WRITE,
+    "price_input": number(at_least=0),
+    "price_output": number(at_least=0),
+    "model_identity": TEXT,
+}
+
+_FLAGS = {opt.name: opt.flag for opt in OPTIONS}
+_APPEND_NAMES = {opt.name for opt in OPTIONS if opt.kind == "append"}
+
+
+def _items(value: Any) -> list[Any]:
+    """The values of a repeatable option: a list (command line, ini lines) or, from Python,
+    one whitespace-separated string."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return value.split()
+    return list(value)
+
+
+def _shown(value: Any) -> str:
+    return value if isinstance(value, str) and value.strip() == value and value else repr(value)
+
+
+def _problem(name: str, value: Any, rule: Rule, exc: ValueError) -> str:
+    """One line naming the option as the user typed it, what it accepts, and what it got."""
+    flag = _FLAGS.get(name, name)
+    if isinstance(exc, Unfit):
+        return f"{flag} must be {rule.accepts} (got {_shown(value)})"
+    return f"{flag}: {exc}"
+
+
+def _given(value: Any) -> bool:
+    # Not given: None (no option), "" or [] (empty ini value), False (a switch left off).
+    return not (value is None or value is False or (isinstance(value, str | list) and not value))
+
+
+def _convert_all(clean: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Every given value through its option's rule: the converted values and the problems."""
+    converted: dict[str, Any] = {}
+    problems: list[str] = []
+    for name, value in clean.items():
+        rule = RULES.get(name)
+        if rule is None:  # an option without a rule yet: pydantic alone judges it
+            converted[name] = value
+            continue
+        if name in _APPEND_NAMES:
+            items = []
+            for item in _items(value):
+                try:
+                    items.append(rule.convert(item))
+                except ValueError as exc:
+                    problems.append(_problem(name, item, rule, exc))
+            converted[name] = tuple(items)
+            continue
+        try:
+            converted[name] = rule.convert(value)
+        except ValueError as exc:
+            problems.append(_problem(name, value, rule, exc))
+    return converted, problems
+
+
+def _cross_checks(values: dict[str, Any]) -> list[str]:
+    """Problems that only a combination of options shows."""
+    problems = []
+    web = values.get("web", "live")
+    try:
+        names = expand_categories(values.get("categories", DEFAULT_CATEGORIES))
+    except ValueError:
+        names = []  # already reported
+    searching = any(CATEGORIES[n].kind is Kind.WEB_SEARCH for n in names if n in CATEGORIES)
+    cassette = values.get("web_cassette")
+    if searching and web in ("record", "replay") and cassette is None:
+        problems.append(f"--bfcl-web={web} needs --bfcl-web-cassette=DIR")
+    if searching and web == "replay" and cassette is not None and not Path(cassette).is_dir():
+        problems.append(
+            f"--bfcl-web-cassette must be an existing directory with --bfcl-web=replay "
+            f"(got {cassette})"
+        )
+    return problems
+
+
+def _words(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:  # free text with an odd quote
+        return text.split()
+
+
+def _register_secrets(settings: Settings) -> None:
+    """What this run's settings hold that must never be written: the key variable's value,
+    secret serving flags, passwords and keys in endpoint URLs."""
+    register_secret_env(settings.api_key_env)
+    register_secrets_in_args(_words(settings.vllm_args))
+    register_secrets_in_args(_words(settings.model_identity))
+    for url in (*settings.base_urls, settings.web_search_url or ""):
+        register_secrets_in_url(url)
+
+
 def build_settings(values: dict[str, Any]) -> Settings:
-    """Settings from option values keyed by :attr:`Option.name` (``None`` = not given)."""
-    clean = {k: v for k, v in values.items() if v not in (None, "", [], False)}
+    """Settings from option values keyed by :attr:`Option.name` (``None`` = not given), as
+    typed on the command line, in an ini file, or given in Python. Every value is checked
+    against its option's rule; all problems are raised together as a ValueError, one line
+    each, naming the options as the user typed them. The run's secrets are registered with
+    :mod:`pytest_bfcl.redact` on the way."""
+    clean, problems = _convert_all({k: v for k, v in values.items() if _given(v)})
+    problems += _cross_checks(clean)
+    if problems:
+        raise ValueError(redact_text("\n".join(problems)))
     gate = {
         key.removeprefix("gate_"): clean.pop(key)
         for key in ("gate_mode", "gate_alpha", "gate_min_drop")
@@ -266,10 +694,20 @@ def build_settings(values: dict[str, Any]) -> Settings:
     if clean.get("mode") == "prompt":
         clean.setdefault("underscore_to_dot", False)
     try:
-        return Settings.model_validate(clean)
+        settings = Settings.model_validate(clean)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']} (got {e.get('input')!r})"
-            for e in exc.errors()
-        )
-        raise ValueError(f"invalid BFCL settings: {problems}") from None
+        raise ValueError(redact_text(_pydantic_problems(exc))) from None
+    _register_secrets(settings)
+    return settings
+
+
+def _pydantic_problems(exc: ValidationError) -> str:
+    """Pydantic's errors, one line each, with the option's flag instead of the field name."""
+    lines = []
+    for error in exc.errors():
+        loc = [str(part) for part in error["loc"]]
+        name = "_".join(loc[:2]) if loc[:1] == ["gate"] else (loc[0] if loc else "")
+        flag = _FLAGS.get(name, name or "settings")
+        message = str(error["msg"]).removeprefix("Value error, ")
+        lines.append(f"{flag}: {message} (got {_shown(error.get('input'))})")
+    return "\n".join(lines)

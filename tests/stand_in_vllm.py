@@ -46,6 +46,7 @@ def main() -> None:
         Dataset(ensure_pinned_data()), categories, mode=os.environ.get("STANDIN_MODE", "fc")
     )
     fake.server.server_close()
+    fake.served_models = [args.served_model_name or args.model]  # as vLLM lists on /v1/models
     fake.latency = float(os.environ.get("STANDIN_LATENCY", "0"))
     time.sleep(float(os.environ.get("STANDIN_HEALTH_DELAY", "0")))
     fake.server = _Server((args.host, args.port), fake._handler())

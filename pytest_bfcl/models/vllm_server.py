@@ -5,6 +5,10 @@ Under pytest-xdist the controller starts the server before the workers exist and
 address through the environment, so every worker shares one server. The server runs in its own
 process group with its output in a log file; it is stopped at the end of the session, on Ctrl-C
 and on errors, and a server that dies stops the session with the last lines of its log.
+
+vLLM prints its own arguments, API key included, so its output reaches the log through a pipe
+that masks secrets line by line (:mod:`pytest_bfcl.redact`); the command line written at the
+top of the log, the metadata and the error messages are masked the same way.
 """
 
 from __future__ import annotations
@@ -15,19 +19,22 @@ import shlex
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
+from pytest_bfcl.redact import redact_args, redact_data, redact_text, register_secrets_in_args
 
 SHARED_URL_ENV = "PYTEST_BFCL_VLLM_URL"  # set by the process that owns the server
 SHARED_LOG_ENV = "PYTEST_BFCL_VLLM_LOG"
+MAX_LOG_LINE = 1 << 20  # bytes; a longer line (a progress bar without newlines) is split
 
 
 class ServerStartError(ModelSpecError):
@@ -46,6 +53,19 @@ def log_tail(path: Path, lines: int = 25) -> str:
             return "".join(deque(fh, maxlen=lines)).rstrip()
     except OSError:
         return "(no log)"
+
+
+def copy_redacted(stream: IO[bytes], log: IO[bytes]) -> None:
+    """Copy the server's output into its log line by line, secrets masked, until the server
+    and every process it started have closed their output; then close both."""
+    with stream, log:
+        for line in iter(lambda: stream.readline(MAX_LOG_LINE), b""):
+            try:
+                text = redact_text(line.decode("utf-8", errors="replace"))
+            except Exception:  # never stop draining: a full pipe would hang the server
+                text = "(a line that could not be checked for secrets was left out)\n"
+            log.write(text.encode("utf-8"))
+            log.flush()
 
 
 def serve_command(
@@ -83,6 +103,7 @@ class VllmServer:
     log_path: Path
     startup_timeout: float = 1200.0
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    copier: threading.Thread | None = field(default=None, repr=False)
 
     @property
     def base_url(self) -> str:
@@ -91,20 +112,24 @@ class VllmServer:
     def start(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
-        log.write(f"$ {shlex.join(self.command)}\n".encode())
+        log.write(f"$ {shlex.join(redact_args(self.command))}\n".encode())
         log.flush()
         try:
             self.process = subprocess.Popen(
                 self.command,
-                stdout=log,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,  # its own process group: stopped as a whole
             )
         except OSError as exc:
-            raise ServerStartError(f"cannot run {self.command[0]!r}: {exc}") from None
-        finally:
             log.close()
+            raise ServerStartError(redact_text(f"cannot run {self.command[0]!r}: {exc}")) from None
+        assert self.process.stdout is not None
+        self.copier = threading.Thread(
+            target=copy_redacted, args=(self.process.stdout, log), name="vllm-log", daemon=True
+        )
+        self.copier.start()
         atexit.register(self.stop)
         self.wait_healthy()
 
@@ -131,7 +156,14 @@ class VllmServer:
         return self.process is not None and self.process.poll() is None
 
     def _explain(self, what: str) -> str:
-        return f"{what}; log {self.log_path}, last lines:\n{log_tail(self.log_path)}"
+        self.finish_log(timeout=2.0)  # the server's last words, before reading them
+        tail = log_tail(self.log_path)
+        return redact_text(f"{what}; log {self.log_path}, last lines:\n{tail}")
+
+    def finish_log(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` seconds) until the server's output is all in the log."""
+        if self.copier is not None and not self.alive():
+            self.copier.join(timeout)
 
     def death_notice(self) -> str | None:
         """Why the server is gone, with its log, or ``None`` while it runs."""
@@ -141,8 +173,14 @@ class VllmServer:
 
     def stop(self, grace: float = 30.0) -> None:
         process = self.process
-        if process is None or process.poll() is not None:
+        if process is None:
             return
+        if process.poll() is None:
+            self._terminate(process, grace)
+        self.finish_log(timeout=5.0)
+
+    @staticmethod
+    def _terminate(process: subprocess.Popen[bytes], grace: float) -> None:
         try:
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=grace)
@@ -162,6 +200,7 @@ def make_vllm_model(
     if not model_path:
         raise ModelSpecError("vllm needs a model: --bfcl-model=vllm:MODEL_OR_PATH")
     extra = shlex.split(settings.vllm_args or "")
+    register_secrets_in_args(extra)  # also for settings built in Python, not by the plugin
     server: VllmServer | None = None
     command: list[str] = []
     shared = os.environ.get(SHARED_URL_ENV)
@@ -178,8 +217,10 @@ def make_vllm_model(
         url = server.base_url
         os.environ[SHARED_URL_ENV] = url  # inherited by xdist workers, started after this
         os.environ[SHARED_LOG_ENV] = str(log_path)
-    # the checkpoint and every serving flag decide the answers
-    identity = f"vllm:{model_path} {shlex.join(extra)} {settings.model_identity}".strip()
+    # The checkpoint and every serving flag decide the answers; a key's value does not, so it
+    # stays out of the identity (masked), and a rotated key keeps the cache.
+    flags = shlex.join(redact_args(extra))
+    identity = f"vllm:{model_path} {flags} {settings.model_identity}".strip()
     endpoint = EndpointSettings.from_settings(settings, model_path, (url,), identity)
     return VllmChatModel(endpoint, scoring, texts, cache, hook, server, extra, log_path)
 
@@ -213,7 +254,7 @@ class VllmChatModel(OpenAIChatModel):
             "log": str(self.log_path),
             "shared_from_controller": self.server is None,
         }
-        return info
+        return redact_data(info)
 
     def _note_failure(self, exc: Exception) -> None:
         # A dead server is known at once: stop now, with its log, not after N entries.

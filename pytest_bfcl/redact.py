@@ -1,0 +1,244 @@
+"""One place that knows what a secret looks like, and replaces it with ``***`` wherever the
+run writes or shows text: reports, baselines, results, logs, error messages.
+
+Two ways to recognise a secret, used together:
+
+- by its value: the values of the environment variables that hold keys (every variable whose
+  name ends in KEY, TOKEN, SECRET, PASSWORD, ..., plus names registered with
+  :func:`register_secret_env`, such as the one ``--bfcl-api-key-env`` names) and values
+  registered with :func:`register_secret`; any occurrence anywhere is masked;
+- by its place: the value of a flag whose name says key/token/secret/password/auth/credential
+  (``--api-key X``, ``--hf-token=X``, ``['--api-key', 'X']``), the value of an
+  Authorization-style header, the password of ``scheme://user:password@host``, and the value
+  of ``?api_key=`` / ``&token=`` style query parameters.
+
+Values shorter than :data:`MIN_SECRET_LENGTH` are not treated as secrets, so that a variable
+set to ``1`` or ``dev`` does not mask every ``1`` in a report.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import threading
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+MASK = "***"
+MIN_SECRET_LENGTH = 8
+
+# The last word of a flag, header, query parameter, key or variable name that holds a secret
+# ("--api-key", "HF_TOKEN", "client_secret"); the last word only, so that "--api-key-env",
+# "--max-num-batched-tokens" and "--tokenizer" are not.
+SECRET_WORDS = frozenset(
+    {
+        "key",
+        "apikey",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "auth",
+        "authorization",
+        "credential",
+        "credentials",
+        "signature",
+        "sig",
+    }
+)
+
+_registered_values: set[str] = set()
+_registered_env: set[str] = set()
+_lock = threading.Lock()
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a flag, header, parameter or variable of this name holds a secret: its last
+    word (split on ``-``, ``_`` and ``.``) is one of :data:`SECRET_WORDS`."""
+    words = [w for w in re.split(r"[-_.\s]+", name.strip().lower()) if w]
+    return bool(words) and words[-1] in SECRET_WORDS
+
+
+def register_secret(value: str | None) -> None:
+    """Mask this value wherever it occurs from now on (too short a value is ignored)."""
+    if value and len(value) >= MIN_SECRET_LENGTH:
+        with _lock:
+            _registered_values.add(value)
+
+
+def register_secret_env(name: str | None) -> None:
+    """Mask the value of this environment variable (read when redacting, so a value set after
+    registration counts too), whatever its name."""
+    if name:
+        with _lock:
+            _registered_env.add(name)
+
+
+def register_secrets_in_args(args: Iterable[str]) -> None:
+    """Register the values of secret flags in a command line (``--api-key X``, ``--x=Y``)."""
+    for value in secret_flag_values(list(args)):
+        register_secret(value)
+
+
+def register_secrets_in_url(url: str) -> None:
+    """Register a URL's password and the values of its secret query parameters."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return
+    register_secret(parts.password)
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if is_secret_name(name):
+            register_secret(value)
+
+
+def forget_registered_secrets() -> None:
+    """Clear what was registered (a new run in the same process; tests)."""
+    with _lock:
+        _registered_values.clear()
+        _registered_env.clear()
+
+
+def secret_values() -> frozenset[str]:
+    """Every value masked by value right now: registered values, and the values of registered
+    and secret-named environment variables."""
+    with _lock:
+        values = set(_registered_values)
+        env_names = set(_registered_env)
+    for name, value in _environment():
+        if (name in env_names or is_secret_name(name)) and len(value) >= MIN_SECRET_LENGTH:
+            values.add(value)
+    return frozenset(values)
+
+
+def _environment() -> list[tuple[str, str]]:
+    # Another thread may set a variable while this one reads (the vLLM log pump does).
+    for _ in range(5):
+        try:
+            return list(os.environ.items())
+        except RuntimeError:
+            continue
+    return []
+
+
+def _secret_flag_positions(args: list[str]) -> dict[int, str]:
+    """Where a secret flag's value sits in an argument list, and what to write there:
+    ``--api-key X`` masks the next argument, ``--api-key=X`` the part after ``=``."""
+    positions: dict[int, str] = {}
+    for index, arg in enumerate(args):
+        name, sep, _value = arg.partition("=")
+        if not arg.startswith("-") or not is_secret_name(name.lstrip("-")):
+            continue
+        if sep:
+            positions[index] = f"{name}={MASK}"
+        elif index + 1 < len(args) and not args[index + 1].startswith("--"):
+            positions[index + 1] = MASK
+    return positions
+
+
+def secret_flag_values(args: list[str]) -> list[str]:
+    """The values of secret flags in an argument list: ``--api-key X`` and ``--api-key=X``."""
+    values = []
+    for index in _secret_flag_positions(args):
+        arg = args[index]
+        values.append(arg.partition("=")[2] if arg.startswith("-") else arg)
+    return values
+
+
+def redact_args(args: list[str]) -> list[str]:
+    """An argument list with the values of secret flags masked, and every other argument
+    redacted as text (a registered value inside another flag, a URL with a password)."""
+    positions = _secret_flag_positions(args)
+    return [positions.get(i, redact_text(arg)) for i, arg in enumerate(args)]
+
+
+# -- text ---------------------------------------------------------------------------------------
+
+_FLAG_VALUE = re.compile(
+    # --api-key X, --api-key=X, --api-key 'X Y', --api-key="X"
+    r"(?P<flag>(?<![\w-])--?[A-Za-z][\w.-]*)(?P<sep>=|[ \t]+)"
+    r"(?P<value>'[^'\n]*'|\"[^\"\n]*\"|(?!--)[^\s'\",\]\)]+)"
+)
+_QUOTED_FLAG_VALUE = re.compile(
+    # ['--api-key', 'X'] (a Python list), ["--api-key", "X"] (JSON)
+    r"(?P<flag>(?P<q>['\"])--?[A-Za-z][\w.-]*(?P=q))(?P<sep>\s*,\s*)"
+    r"(?P<vq>['\"])(?P<value>(?!--)[^'\"\n]*)(?P=vq)"
+)
+_HEADER = re.compile(
+    # Authorization: Bearer X, x-api-key: X, "Authorization": "Basic X"
+    r"(?i)(?P<name>(?<![\w-])(?:proxy-)?authorization|(?<![\w-])(?:x-)?api-key"
+    r"|(?<![\w-])x-auth-token)(?P<sep>['\"]?\s*[:=]\s*['\"]?(?:(?:bearer|basic|token)\s+)?)"
+    r"(?P<value>[^\s'\",;]+)"
+)
+_URL_PASSWORD = re.compile(
+    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'\"]*:)(?P<value>[^/\s@'\"]+)(?=@)"
+)
+_QUERY_VALUE = re.compile(r"(?P<head>[?&;](?P<name>[\w.-]+)=)(?P<value>[^&#\s'\",)\]>]+)")
+
+
+def _mask_flag(match: re.Match[str]) -> str:
+    if not is_secret_name(match["flag"].lstrip("-")):
+        return match[0]
+    quote = match["value"][0] if match["value"][0] in ("'", '"') else ""
+    return f"{match['flag']}{match['sep']}{quote}{MASK}{quote}"
+
+
+def _mask_quoted_flag(match: re.Match[str]) -> str:
+    if not is_secret_name(match["flag"].strip("'\"").lstrip("-")):
+        return match[0]
+    return f"{match['flag']}{match['sep']}{match['vq']}{MASK}{match['vq']}"
+
+
+def _mask_query(match: re.Match[str]) -> str:
+    return f"{match['head']}{MASK}" if is_secret_name(match["name"]) else match[0]
+
+
+@functools.lru_cache(maxsize=32)
+def _value_pattern(values: frozenset[str]) -> re.Pattern[str] | None:
+    if not values:
+        return None
+    # longest first, so that a secret containing another is masked whole
+    ordered = sorted(values, key=len, reverse=True)
+    return re.compile("|".join(re.escape(v) for v in ordered))
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every secret it holds replaced by ``***``."""
+    if not text:
+        return text
+    pattern = _value_pattern(secret_values())
+    if pattern is not None:
+        text = pattern.sub(MASK, text)
+    text = _QUOTED_FLAG_VALUE.sub(_mask_quoted_flag, text)
+    text = _FLAG_VALUE.sub(_mask_flag, text)
+    text = _HEADER.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", text)
+    text = _URL_PASSWORD.sub(lambda m: f"{m['head']}{MASK}", text)
+    return _QUERY_VALUE.sub(_mask_query, text)
+
+
+def _holds_secret(key: Any, value: Any) -> bool:
+    # A bare "key" or "sig" names too many things (cache keys, sort keys) to mask on its own.
+    if not (isinstance(key, str) and isinstance(value, str) and value):
+        return False
+    return key.lower() not in ("key", "sig") and is_secret_name(key)
+
+
+def redact_data(data: Any) -> Any:
+    """A copy of JSON-like data (dicts, lists, tuples, strings) with every secret masked: text
+    through :func:`redact_text`, argument lists through :func:`redact_args`, and the string
+    value of a key named like a secret (``"api_key": ...``) masked whole."""
+    if isinstance(data, str):
+        return redact_text(data)
+    if isinstance(data, dict):
+        return {
+            redact_data(key): MASK if _holds_secret(key, value) else redact_data(value)
+            for key, value in data.items()
+        }
+    if isinstance(data, list | tuple):
+        if data and all(isinstance(item, str) for item in data):
+            return type(data)(redact_args(list(data)))
+        return type(data)(redact_data(item) for item in data)
+    return data
