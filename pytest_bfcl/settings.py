@@ -34,6 +34,7 @@ class Settings(BaseModel):
     categories: tuple[str, ...] = tuple(expand_categories(DEFAULT_CATEGORIES))
     data_dir: Path | None = None
     report_path: Path | None = None
+    html_path: Path | None = None  # the HTML report: every entry, to look into
     # FC tool names: OpenAI-compatible APIs reject dots, so "a.b" is sent and expected as "a_b".
     underscore_to_dot: bool = True
     # multi-turn: also fail calls made in a turn whose ground truth is empty (off by default,
@@ -43,6 +44,8 @@ class Settings(BaseModel):
     baseline_path: Path | None = None
     save_baseline_path: Path | None = None
     baseline_common: bool = False  # compare on the common part of a mismatched baseline
+    # gate on what was scored even when entries are missing (the reports say "incomplete")
+    allow_incomplete: bool = False
     gate: GateSettings = GateSettings()
     min_scores: tuple[tuple[str, float], ...] = ()
     # subsets and extra reports
@@ -172,12 +175,25 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("--bfcl-data", "data_dir", "data directory in the official layout ($BFCL_DATA_DIR)"),
     Option("--bfcl-report", "report_path", "write the JSON score report to this path"),
+    Option(
+        "--bfcl-html",
+        "html_path",
+        "write a self-contained HTML report (scores, every entry with its output, expected "
+        "answer and the checker's reasons, filters and search) to this path",
+    ),
     Option("--bfcl-baseline", "baseline_path", "compare with this baseline; gate on regressions"),
     Option("--bfcl-save-baseline", "save_baseline_path", "save this run's verdicts as a baseline"),
     Option(
         "--bfcl-baseline-common",
         "baseline_common",
         "compare with a baseline from other data/categories/mode on the entries both have",
+        "flag",
+    ),
+    Option(
+        "--bfcl-allow-incomplete",
+        "allow_incomplete",
+        "let the gate decide on the entries scored even when some were not (no result, "
+        "skipped, errored, not run); the reports say the run was incomplete",
         "flag",
     ),
     Option("--bfcl-gate", "gate_mode", "significant (default), any, or off"),
@@ -531,6 +547,7 @@ RULES: dict[str, Rule] = {
     "strict_multi_turn": SWITCH,
     "data_dir": EXISTING_DIR,
     "report_path": FILE_TO_WRITE,
+    "html_path": FILE_TO_WRITE,
     "baseline_path": EXISTING_FILE,
     "save_baseline_path": FILE_TO_WRITE,
     "baseline_common": SWITCH,
