@@ -25,6 +25,7 @@ from pytest_bfcl.files import write_json_atomic
 from pytest_bfcl.models.base import Generation, ModelSpecError
 from pytest_bfcl.models.replay import ReplayError
 from pytest_bfcl.perf import paused_gc
+from pytest_bfcl.redact import redact_text
 from pytest_bfcl.report.baseline import (
     Baseline,
     BaselineError,
@@ -35,6 +36,7 @@ from pytest_bfcl.report.baseline import (
 from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.completeness import incompleteness
 from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
+from pytest_bfcl.report.entries import EntryRecord, build_record, functions_key
 from pytest_bfcl.report.gate import GateResult, evaluate_gate
 from pytest_bfcl.report.json_report import build_report
 from pytest_bfcl.report.junit_summary import add_summary_testcases
@@ -117,7 +119,7 @@ def pytest_configure(config: pytest.Config) -> None:
         run = BfclRun.create(settings, config.hook)
         baseline = _load_compatible_baseline(settings, run)
     except (ValueError, DatasetError, ModelSpecError, ReplayError, SetupError) as exc:
-        raise pytest.UsageError(f"pytest-bfcl: {exc}") from None
+        raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
     plugin = BfclSessionPlugin(config, run, baseline)
     plugin.outer_session = outer_session
     config.pluginmanager.register(plugin, PLUGIN_NAME)
@@ -230,6 +232,7 @@ class BfclItem(pytest.Item):
         self.run = run
         self.baseline_valid = baseline_valid
         self._generation: Generation | None = None
+        self._verdict: Verdict | None = None
 
     def setup(self) -> None:
         props = [("bfcl_id", self.entry_id), ("bfcl_category", self.category.name)]
@@ -239,7 +242,7 @@ class BfclItem(pytest.Item):
         try:
             outcome = self.run.generation_for(self.entry_id)  # infrastructure failures: pytest E
         except RunStopped as exc:
-            self.session.shouldstop = f"pytest-bfcl: {exc}"  # one clear stop, not N errors
+            self.session.shouldstop = redact_text(f"pytest-bfcl: {exc}")  # one stop, not N errors
             raise
         if isinstance(outcome, Skip):
             self.user_properties.append(("bfcl_skipped", outcome.reason))
@@ -259,6 +262,7 @@ class BfclItem(pytest.Item):
     def runtest(self) -> None:
         assert self._generation is not None
         verdict = self.run.score(self._generation)
+        self._verdict = verdict
         self.config.hook.pytest_bfcl_result(verdict=verdict, generation=self._generation)
         self.user_properties.append(("bfcl_valid", "true" if verdict.valid else "false"))
         known = self.run.expected_failure(self.entry_id)
@@ -279,7 +283,7 @@ class BfclItem(pytest.Item):
             text = explain_failure(excinfo.value.verdict)
             if excinfo.value.regression:
                 text = "REGRESSION: this entry passed in the baseline\n" + text
-            return text
+            return redact_text(text)
         return super().repr_failure(excinfo, style=style)
 
     def _repr_failure_py(
@@ -289,7 +293,7 @@ class BfclItem(pytest.Item):
         its traceback says nothing about the model and floods the log when many entries see
         it."""
         if isinstance(excinfo.value, InfrastructureError):
-            return f"{type(excinfo.value).__name__}: {excinfo.value}"
+            return redact_text(f"{type(excinfo.value).__name__}: {excinfo.value}")
         return super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
@@ -318,6 +322,9 @@ class BfclSessionPlugin:
         self.total_items = 0
         self.outer_session: str | None = None
         self.incomplete: list[str] = []
+        self.records: list[dict[str, Any]] = []  # entry records for the HTML report
+        self.functions: dict[str, Any] = {}  # their function docs, once per distinct set
+        self.functions_sent: set[str] = set()  # keys this process already attached
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -328,7 +335,7 @@ class BfclSessionPlugin:
         try:
             preflight(self.run)
         except SetupError as exc:
-            raise pytest.UsageError(f"pytest-bfcl: {exc}") from None
+            raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
         self.board.expect(self.run.expected_ids())
         if self.baseline is not None and not self.settings.baseline_common:
             # Baseline entries of categories this run did not select are missing, not ignored.
@@ -356,6 +363,15 @@ class BfclSessionPlugin:
                 )
                 for name in self.settings.categories
             )
+        return report
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Any:
+        """With ``--bfcl-html``: the entry's record rides on its report (xdist sends a report's
+        attributes to the controller), on the report that decides its outcome."""
+        report = yield
+        if self.settings.html_path is not None and isinstance(item, BfclItem):
+            attach_record(item, report, self.functions_sent)
         return report
 
     @pytest.hookimpl(tryfirst=True)
@@ -405,6 +421,10 @@ class BfclSessionPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "teardown":
             self._report_progress()
+        record = getattr(report, "bfcl_record", None)
+        if record is not None:
+            self.records.append(record)
+            self.functions.update(getattr(report, "bfcl_functions", None) or {})
         if not report.nodeid.startswith(f"{NODE_PREFIX}/"):
             self.other_failures += int(report.failed)
             return
@@ -495,6 +515,13 @@ class BfclSessionPlugin:
                     "common_only": settings.baseline_common,
                 }
             write_json_atomic(Path(settings.report_path), report)
+        if settings.html_path is not None:
+            from pytest_bfcl.report.html import write_html
+
+            records = [EntryRecord.model_validate(r) for r in self.records]
+            write_html(
+                Path(settings.html_path), records, self.functions, scores, self.gate, metadata
+            )
         if settings.save_baseline_path is not None:
             portable = {**metadata, "dataset": {**metadata["dataset"], "data_dir": None}}
             save_baseline(
@@ -545,6 +572,57 @@ class BfclSessionPlugin:
             terminalreporter.write_sep("=", "BFCL gate: " + ("FAILED" if failed else "passed"))
             for line in gate_block(self.gate):
                 terminalreporter.write_line(line)
+
+
+def attach_record(item: BfclItem, report: pytest.TestReport, sent: set[str]) -> None:
+    """Put the entry's record on the report that settles its outcome: a failed or skipped
+    setup, else the call."""
+    outcome = _outcome(report)
+    if outcome is None:
+        return
+    entry = item.run.entry(item.entry_id)
+    sources = entry.function_sources()
+    key = functions_key(sources)
+    if key not in sent:
+        sent.add(key)
+        report.bfcl_functions = {key: sources}  # type: ignore[attr-defined]
+    message = None
+    if outcome in ("error", "skipped") and report.longrepr is not None:
+        message = _longrepr_line(report)
+    record = build_record(
+        entry=entry,
+        outcome=outcome,
+        verdict=item._verdict,
+        generation=item._generation,
+        baseline_valid=item.baseline_valid,
+        message=message,
+        functions_key_=key,
+    )
+    report.bfcl_record = record.model_dump(mode="json")  # type: ignore[attr-defined]
+
+
+def _outcome(report: pytest.TestReport) -> str | None:
+    xfail = hasattr(report, "wasxfail")
+    if report.when == "setup":
+        if report.failed:
+            return "error"
+        if report.skipped and not xfail:
+            return "skipped"
+        return None
+    if report.when != "call":
+        return None
+    if report.passed:
+        return "xpassed" if xfail else "passed"
+    if report.skipped:
+        return "xfailed" if xfail else "skipped"
+    return "failed"
+
+
+def _longrepr_line(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple):  # a skip: (path, line, reason)
+        return str(longrepr[-1])
+    return str(longrepr).strip().splitlines()[-1] if str(longrepr).strip() else ""
 
 
 def _xdist_queued_items(config: pytest.Config, session: pytest.Session) -> list[pytest.Item]:

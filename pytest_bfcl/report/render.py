@@ -7,6 +7,7 @@ from typing import Any
 
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.report.completeness import top_reason
+from pytest_bfcl.report.entries import bounded
 from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.scores import Scores
 
@@ -93,11 +94,10 @@ def _short_list(items: list[str], limit: int = 6) -> str:
 
 
 def _compact(value: Any, limit: int = 600) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    # Bounded while it is built: a model's value may expand to gigabytes when rendered whole.
+    if isinstance(value, str):
+        return bounded(json.dumps(value[:limit], ensure_ascii=False), limit)
+    return bounded(value, limit)
 
 
 def explain_failure(verdict: Verdict) -> str:

@@ -42,6 +42,7 @@ from pytest_bfcl.models.base import (
     StepModel,
     Task,
 )
+from pytest_bfcl.redact import redact_data
 from pytest_bfcl.run.conversation import Conversation
 from pytest_bfcl.run.memory_flow import MemoryFlow
 from pytest_bfcl.run.results_dir import ResultsWriter, model_dir_name
@@ -420,6 +421,11 @@ class BfclRun:
     # -- metadata -----------------------------------------------------------------------------
 
     def metadata(self) -> dict[str, Any]:
+        """The run's identity for every report; secrets (keys in serving flags, URLs or the
+        environment) are masked here, the one place all reports take it from."""
+        return redact_data(self._metadata())
+
+    def _metadata(self) -> dict[str, Any]:
         return {
             "model": self.model.name,
             "model_info": self.model.metadata(),

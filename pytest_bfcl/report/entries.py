@@ -1,0 +1,227 @@
+"""One record per entry for the reports that let a person look into every entry (the HTML
+report): what was asked, what the model said, what the checker made of it and why.
+
+Every text field is bounded when the record is built (:func:`bounded`), so a run of any size
+and a model answer of any size give a report of bounded size. Function docs are kept once per
+distinct set (``functions_key`` points into the report's shared table), because multi-turn
+entries repeat the same backends' docs hundreds of times.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+Outcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
+
+# Characters kept of one rendered field; a few kilobytes is what a person reads on a page.
+FIELD_LIMIT = 4000
+# Characters kept of a multi-step entry's whole conversation log.
+CONVERSATION_LIMIT = 40_000
+
+
+class EntryRecord(BaseModel):
+    id: str
+    category: str
+    outcome: Outcome
+    valid: bool | None = None  # the checker's verdict; None when the entry was not scored
+    error_type: str | None = None
+    reasons: list[str] = []  # the checker's reasons (or the error / skip message)
+    baseline_valid: bool | None = None  # None: no baseline verdict
+    regression: bool = False  # passed in the baseline, fails now
+    improvement: bool = False  # failed in the baseline, passes now
+    question: str = ""  # the user's messages, rendered (turns for multi-turn entries)
+    functions_key: str | None = None  # key into the report's table of function docs
+    output: str = ""  # the model's raw output as stored
+    reasoning: str | None = None  # reasoning text the server returned separately
+    decoded: str | None = None  # what the decoder made of the output
+    expected: str | None = None  # the ground truth
+    detail: list[str] = []  # the checker's readable lines (failing turn, state difference)
+    # Multi-step entries: per turn, the steps with the model's output, decoded calls and the
+    # results of executing them (bounded as a whole).
+    conversation: list[dict[str, Any]] | None = None
+    latency: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+def bounded(value: Any, limit: int = FIELD_LIMIT) -> str:
+    """``value`` as compact text of at most ``limit`` characters, built without ever
+    rendering more than that: a model's answer may hold structures that expand to gigabytes
+    when rendered whole (shared references repeated), or nesting deeper than recursion."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[: limit - 3] + "..."
+    out: list[str] = []
+    size = 0
+    for piece in _pieces(value):
+        out.append(piece)
+        size += len(piece)
+        if size > limit:
+            return "".join(out)[: limit - 3] + "..."
+    return "".join(out)
+
+
+def _pieces(value: Any) -> Iterator[str]:
+    """JSON-like text of ``value`` in pieces, depth-first with an explicit stack of lazy
+    iterators, so that the work done is proportional to the text produced."""
+    stack: list[Iterator[Any]] = [iter([value])]
+    while stack:
+        try:
+            item = next(stack[-1])
+        except StopIteration:
+            stack.pop()
+            continue
+        if isinstance(item, _Text):
+            yield item
+        elif isinstance(item, dict):
+            stack.append(_dict_parts(item))
+        elif isinstance(item, list | tuple):
+            stack.append(_list_parts(item))
+        else:
+            yield _scalar(item)
+
+
+class _Text(str):
+    """Text already rendered (as opposed to a string value, which is quoted)."""
+
+
+def _list_parts(items: list[Any] | tuple[Any, ...]) -> Iterator[Any]:
+    yield _Text("[")
+    for index, inner in enumerate(items):
+        if index:
+            yield _Text(", ")
+        yield inner
+    yield _Text("]")
+
+
+def _dict_parts(mapping: dict[Any, Any]) -> Iterator[Any]:
+    yield _Text("{")
+    for index, (key, inner) in enumerate(mapping.items()):
+        yield _Text((", " if index else "") + _scalar(key) + ": ")
+        yield inner
+    yield _Text("}")
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, str) and not isinstance(value, _Text):
+        short = value if len(value) <= FIELD_LIMIT else value[:FIELD_LIMIT]
+        return json.dumps(short, ensure_ascii=False)
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int) and value.bit_length() > 4000:  # str() of it is slow or refused
+        return f"<integer of {value.bit_length()} bits>"
+    text = repr(value)
+    return text if len(text) <= FIELD_LIMIT else text[:FIELD_LIMIT] + "..."
+
+
+def functions_key(functions: list[Any]) -> str:
+    """A short key of a set of function docs (the same docs give the same key)."""
+    text = json.dumps(functions, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def render_question(turns: list[list[Any]]) -> str:
+    """The user's messages, a turn per paragraph (``role: content``)."""
+    lines = []
+    for number, turn in enumerate(turns, start=1):
+        if len(turns) > 1:
+            lines.append(f"-- turn {number} --")
+        for message in turn:
+            role = getattr(message, "role", None) or (
+                message.get("role") if isinstance(message, dict) else ""
+            )
+            content = getattr(message, "content", None)
+            if content is None and isinstance(message, dict):
+                content = message.get("content")
+            lines.append(f"{role}: {content if isinstance(content, str) else bounded(content)}")
+    return bounded("\n".join(lines))
+
+
+def bounded_conversation(log: Any) -> list[dict[str, Any]] | None:
+    """A conversation log (per turn: the query and the steps) cut to a total size: each text
+    inside is bounded, and turns past the budget are dropped with a note."""
+    if not isinstance(log, list):
+        return None
+    out: list[dict[str, Any]] = []
+    used = 0
+    for turn in log:
+        text = bounded(turn, CONVERSATION_LIMIT)
+        used += len(text)
+        if used > CONVERSATION_LIMIT:
+            out.append({"note": f"{len(log) - len(out)} more turns not shown (size limit)"})
+            break
+        out.append(_bounded_turn(turn))
+    return out
+
+
+def _bounded_turn(turn: Any) -> dict[str, Any]:
+    if not isinstance(turn, dict):
+        return {"note": bounded(turn)}
+    result: dict[str, Any] = {}
+    for key, value in turn.items():
+        if isinstance(value, list):
+            result[str(key)] = [_bounded_message(m) for m in value[:200]]
+        else:
+            result[str(key)] = bounded(value)
+    return result
+
+
+def _bounded_message(message: Any) -> Any:
+    if not isinstance(message, dict):
+        return bounded(message)
+    return {
+        str(k): (v if isinstance(v, bool | int | float) or v is None else bounded(v))
+        for k, v in message.items()
+    }
+
+
+def build_record(
+    *,
+    entry: Any,
+    outcome: Outcome,
+    verdict: Any = None,
+    generation: Any = None,
+    baseline_valid: bool | None = None,
+    message: str | None = None,
+    functions_key_: str | None = None,
+) -> EntryRecord:
+    """A record from what the run has for one entry (any of verdict, generation, message)."""
+    valid = verdict.valid if verdict is not None else None
+    reasons = [bounded(e, 1000) for e in (verdict.errors[:8] if verdict is not None else [])]
+    if message:
+        reasons.append(bounded(message, 1000))
+    details = generation.details if generation is not None and generation.details else {}
+    return EntryRecord(
+        id=entry.id,
+        category=entry.category,
+        outcome=outcome,
+        valid=valid,
+        error_type=verdict.error_type if verdict is not None else None,
+        reasons=reasons,
+        baseline_valid=baseline_valid,
+        regression=baseline_valid is True and valid is False,
+        improvement=baseline_valid is False and valid is True,
+        question=render_question(entry.question),
+        functions_key=functions_key_,
+        output=bounded(generation.result) if generation is not None else "",
+        reasoning=bounded(generation.reasoning)
+        if generation is not None and generation.reasoning
+        else None,
+        decoded=bounded(verdict.decoded)
+        if verdict is not None and verdict.decoded is not None
+        else None,
+        expected=bounded(verdict.expected)
+        if verdict is not None and verdict.expected is not None
+        else None,
+        detail=[bounded(line, 1000) for line in (verdict.report or [])[:60]]
+        if verdict is not None
+        else [],
+        conversation=bounded_conversation(details.get("inference_log")),
+        latency=generation.latency if generation is not None else None,
+        input_tokens=generation.input_tokens if generation is not None else None,
+        output_tokens=generation.output_tokens if generation is not None else None,
+    )
