@@ -1,0 +1,111 @@
+"""Entry records (what the HTML report shows of each entry) and the bounded renderer behind
+them and behind failure explanations."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+
+import pytest
+
+from pytest_bfcl.check.verdict import Verdict
+from pytest_bfcl.models.base import Generation
+from pytest_bfcl.report.entries import (
+    FIELD_LIMIT,
+    bounded,
+    bounded_conversation,
+    build_record,
+    functions_key,
+)
+from pytest_bfcl.report.render import explain_failure
+
+
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [[0] * 100_000] * 100_000,  # 10^10 elements once expanded
+        _nested(200_000),  # deeper than any recursion limit
+        {"a": 10**20000},  # an integer too long to print
+        "x" * 50_000_000,
+        [{"k" * 10: ["v" * 100] * 1000}] * 1000,
+    ],
+    ids=["shared-references", "deep", "huge-int", "long-text", "wide"],
+)
+def test_bounded_never_renders_more_than_it_keeps(value):
+    tracemalloc.start()
+    text = bounded(value)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(text) <= FIELD_LIMIT
+    assert peak < 5_000_000  # bytes: nothing near the expanded size was built
+
+
+def test_bounded_matches_json_for_ordinary_values():
+    value = {"calls": [{"f": {"a": 1, "b": [1.5, 'x"y'], "c": None, "d": True}}]}
+    assert bounded(value) == json.dumps(value, ensure_ascii=False)
+
+
+def test_explanation_of_a_hostile_value_stays_short():
+    verdict = Verdict(
+        id="simple_python_0",
+        category="simple_python",
+        valid=False,
+        error_type="type_error",
+        errors=[{"detail": [[0] * 100_000] * 100_000}],
+        model_output="[f(a=" + "9" * 10_000_000 + ")]",
+        decoded=[{"f": {"a": [[0] * 100_000] * 100_000}}],
+    )
+    text = explain_failure(verdict)
+    assert len(text) < 3_000
+    assert text.startswith("BFCL simple_python_0 [simple_python] failed: type_error")
+
+
+class _Entry:
+    id = "multi_turn_base_3"
+    category = "multi_turn_base"
+    question = [[{"role": "user", "content": "cd to tmp"}], [{"role": "user", "content": "ls"}]]
+
+
+def test_record_of_a_regression_with_its_conversation():
+    verdict = Verdict(
+        id=_Entry.id,
+        category=_Entry.category,
+        valid=False,
+        error_type="multi_turn:instance_state_mismatch",
+        errors=["Model instance for GorillaFileSystem does not match the state"],
+        report=["turn 2: state differs", "  GorillaFileSystem.root/tmp: missing"],
+    )
+    log = [{"begin_of_turn_query": [{"role": "user", "content": "cd"}],
+            "step_0": [{"role": "assistant", "content": "[cd(folder='tmp')]"},
+                       {"role": "tool", "content": "None"}]}]  # fmt: skip
+    generation = Generation(id=_Entry.id, result=[[["cd(folder='tmp')"]]], latency=1.5,
+                            details={"inference_log": log})  # fmt: skip
+    record = build_record(entry=_Entry, outcome="failed", verdict=verdict,
+                          generation=generation, baseline_valid=True, functions_key_="k")  # fmt: skip
+    assert record.regression and not record.improvement
+    assert record.question.splitlines() == ["-- turn 1 --", "user: cd to tmp", "-- turn 2 --",
+                                            "user: ls"]  # fmt: skip
+    assert record.detail[1] == "  GorillaFileSystem.root/tmp: missing"
+    assert record.conversation is not None
+    assert record.conversation[0]["step_0"][1] == {"role": "tool", "content": "None"}
+    assert record.latency == 1.5 and record.valid is False
+
+
+def test_a_huge_conversation_is_cut_with_a_note():
+    log = [{"step_0": [{"role": "tool", "content": "y" * 30_000}]} for _ in range(10)]
+    cut = bounded_conversation(log)
+    assert cut is not None and "not shown (size limit)" in cut[-1]["note"]
+    assert len(json.dumps(cut)) < 100_000
+
+
+def test_same_functions_same_key():
+    docs = [{"name": "f", "parameters": {"type": "dict", "properties": {}}}]
+    assert functions_key(docs) == functions_key(json.loads(json.dumps(docs)))
+    assert functions_key(docs) != functions_key([{"name": "g"}])
