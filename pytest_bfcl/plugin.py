@@ -21,7 +21,6 @@ from pytest_bfcl.dataset.categories import CATEGORIES, Category, category_of_id
 from pytest_bfcl.dataset.custom import add_custom_categories, unregister_custom_categories
 from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
-from pytest_bfcl.files import write_json_atomic
 from pytest_bfcl.models.base import Generation, ModelSpecError
 from pytest_bfcl.models.replay import ReplayError
 from pytest_bfcl.perf import paused_gc
@@ -31,19 +30,20 @@ from pytest_bfcl.report.baseline import (
     BaselineError,
     incompatibilities,
     load_baseline,
-    save_baseline,
 )
-from pytest_bfcl.report.chart import svg_chart
-from pytest_bfcl.report.completeness import incompleteness
-from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
-from pytest_bfcl.report.entries import EntryRecord, build_record, functions_key
-from pytest_bfcl.report.gate import GateResult, evaluate_gate
-from pytest_bfcl.report.json_report import build_report
-from pytest_bfcl.report.junit_summary import add_summary_testcases
-from pytest_bfcl.report.markdown import markdown_summary
-from pytest_bfcl.report.render import explain_failure, gate_block, score_table
+from pytest_bfcl.report.entries import bounded, build_record, functions_key
+from pytest_bfcl.report.finish import (
+    FailureNote,
+    FinishedRun,
+    RunOutcome,
+    closing_sections,
+    finish_run,
+)
+from pytest_bfcl.report.gate import GateResult
+from pytest_bfcl.report.properties import ItemProperties
+from pytest_bfcl.report.render import explain_failure
 from pytest_bfcl.report.scores import ScoreBoard, Scores
-from pytest_bfcl.report.usage import Prices, usage_line, usage_summary
+from pytest_bfcl.report.usage import Prices, usage_summary
 from pytest_bfcl.run.engine import SESSION_ENV, BfclRun, Skip
 from pytest_bfcl.run.preflight import preflight
 from pytest_bfcl.settings import OPTIONS, Settings, build_settings
@@ -235,28 +235,24 @@ class BfclItem(pytest.Item):
         self._verdict: Verdict | None = None
 
     def setup(self) -> None:
-        props = [("bfcl_id", self.entry_id), ("bfcl_category", self.category.name)]
-        if self.baseline_valid is not None:
-            props.append(("bfcl_baseline_valid", str(self.baseline_valid).lower()))
-        self.user_properties += props
+        props = ItemProperties(self.entry_id, self.category.name, self.baseline_valid)
+        self.user_properties += props.pairs("id", "category", "baseline_valid")
         try:
             outcome = self.run.generation_for(self.entry_id)  # infrastructure failures: pytest E
         except RunStopped as exc:
             self.session.shouldstop = redact_text(f"pytest-bfcl: {exc}")  # one stop, not N errors
             raise
         if isinstance(outcome, Skip):
-            self.user_properties.append(("bfcl_skipped", outcome.reason))
-            if outcome.excluded:
-                self.user_properties.append(("bfcl_excluded", "true"))
+            skip = ItemProperties(skipped=outcome.reason, excluded=outcome.excluded or None)
+            self.user_properties += skip.pairs()
             pytest.skip(outcome.reason)
-        for name, value in (
-            ("bfcl_latency", outcome.latency),
-            ("bfcl_input_tokens", outcome.input_tokens),
-            ("bfcl_output_tokens", outcome.output_tokens),
-            ("bfcl_steps", outcome.steps),
-        ):
-            if value is not None:
-                self.user_properties.append((name, value))
+        measured = ItemProperties(
+            latency=outcome.latency,
+            input_tokens=outcome.input_tokens,
+            output_tokens=outcome.output_tokens,
+            steps=outcome.steps,
+        )
+        self.user_properties += measured.pairs()
         self._generation = outcome
 
     def runtest(self) -> None:
@@ -264,10 +260,17 @@ class BfclItem(pytest.Item):
         verdict = self.run.score(self._generation)
         self._verdict = verdict
         self.config.hook.pytest_bfcl_result(verdict=verdict, generation=self._generation)
-        self.user_properties.append(("bfcl_valid", "true" if verdict.valid else "false"))
         known = self.run.expected_failure(self.entry_id)
-        if not verdict.valid:
-            self.user_properties.append(("bfcl_error_type", str(verdict.error_type)))
+        if verdict.valid:
+            self.user_properties += ItemProperties(valid=True).pairs()
+        else:
+            reason = bounded(verdict.errors[0], 300) if verdict.errors else ""
+            failed = ItemProperties(
+                valid=False,
+                error_type=str(verdict.error_type),
+                reason=redact_text(" ".join(reason.split())),
+            )
+            self.user_properties += failed.pairs()
             if known:
                 pytest.xfail(f"known failure: {known}")
             raise BfclFailure(verdict, regression=self.baseline_valid is True)
@@ -282,7 +285,7 @@ class BfclItem(pytest.Item):
         if isinstance(excinfo.value, BfclFailure):
             text = explain_failure(excinfo.value.verdict)
             if excinfo.value.regression:
-                text = "REGRESSION: this entry passed in the baseline\n" + text
+                text = "REGRESSION (passed in the baseline): " + text
             return redact_text(text)
         return super().repr_failure(excinfo, style=style)
 
@@ -322,6 +325,10 @@ class BfclSessionPlugin:
         self.total_items = 0
         self.outer_session: str | None = None
         self.incomplete: list[str] = []
+        self.finished: FinishedRun | None = None
+        self.failures: list[FailureNote] = []
+        self.explanations: dict[str, str] = dict.fromkeys(self.settings.explain, "")
+        self.progress_pending = False
         self.records: list[dict[str, Any]] = []  # entry records for the HTML report
         self.functions: dict[str, Any] = {}  # their function docs, once per distinct set
         self.functions_sent: set[str] = set()  # keys this process already attached
@@ -336,7 +343,10 @@ class BfclSessionPlugin:
             preflight(self.run)
         except SetupError as exc:
             raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
-        self.board.expect(self.run.expected_ids())
+        self.board.expect(self.run.expected_ids(), self.run.sampled_populations())
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None and self._summarise_failures():
+            _leave_bfcl_failures_out_of_sections(reporter)
         if self.baseline is not None and not self.settings.baseline_common:
             # Baseline entries of categories this run did not select are missing, not ignored.
             selected = set(self.settings.categories)
@@ -405,19 +415,30 @@ class BfclSessionPlugin:
             else:
                 os.environ[SESSION_ENV] = self.outer_session
 
+    def _summarise_failures(self) -> bool:
+        """pytest prints a section per failure unless asked otherwise; for a run of thousands
+        of entries that is thousands of sections, so BFCL failures are listed a line each at
+        the end instead, except with -v or an explicit --tb."""
+        option = self.config.option
+        return option.verbose <= 0 and getattr(option, "tbstyle", "auto") == "auto"
+
     def _report_progress(self) -> None:
-        """A progress line every ``--bfcl-progress`` seconds, for runs that take a while."""
+        """A progress line every ``--bfcl-progress`` seconds, on a line of its own: it waits for
+        pytest to finish its current row of results rather than breaking it."""
         interval = self.settings.progress_interval
         now = time.perf_counter()
         if not interval or self.is_worker or self.total_items == 0:
             return
-        if now - self.last_progress < interval:
+        if now - self.last_progress >= interval:
+            self.progress_pending = True
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if not self.progress_pending or reporter is None or not _at_line_start(reporter):
             return
         self.last_progress = now
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.write_line(self.run.progress.line(self.total_items))
+        self.progress_pending = False
+        reporter.line(self.run.progress.line(self.total_items))
 
+    @pytest.hookimpl(trylast=True)  # after the terminal has written the result
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "teardown":
             self._report_progress()
@@ -428,53 +449,70 @@ class BfclSessionPlugin:
         if not report.nodeid.startswith(f"{NODE_PREFIX}/"):
             self.other_failures += int(report.failed)
             return
+        if report.when == "call" and report.failed:
+            self._note_failure(report)
         if report.when != "teardown":
             return
-        props = dict(report.user_properties)
-        category = props.get("bfcl_category")
-        if category is None:
+        props = ItemProperties.from_pairs(report.user_properties)
+        if props.category is None:
             return
-        if "bfcl_valid" in props:
-            self.board.add_verdict(
-                str(props["bfcl_id"]), str(category), props["bfcl_valid"] == "true"
-            )
+        if props.valid is not None and props.id is not None:
+            self.board.add_verdict(props.id, props.category, props.valid)
             self.board.add_measurements(
-                props.get("bfcl_latency"),
-                props.get("bfcl_input_tokens"),
-                props.get("bfcl_output_tokens"),
-                props.get("bfcl_steps"),
+                props.latency, props.input_tokens, props.output_tokens, props.steps
             )
-        elif "bfcl_skipped" in props:
-            excluded = props.get("bfcl_excluded") == "true"
-            self.board.add_skip(str(category), str(props["bfcl_skipped"]), excluded)
+        elif props.skipped is not None:
+            self.board.add_skip(props.category, props.skipped, bool(props.excluded))
         else:
-            self.board.add_error(str(category))
+            self.board.add_error(props.category)
+
+    def _note_failure(self, report: pytest.TestReport) -> None:
+        props = ItemProperties.from_pairs(report.user_properties)
+        if props.id is None or props.valid is not False:
+            return  # not a scored failure (a known failure passing now, say)
+        self.failures.append(
+            FailureNote(
+                id=props.id,
+                category=props.category or "",
+                error_type=props.error_type or "",
+                reason=props.reason or "",
+                regression=props.baseline_valid is True,
+            )
+        )
+        if props.id in self.explanations:
+            self.explanations[props.id] = str(report.longrepr)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Runs after junitxml wrote its file and before the terminal summary."""
         if self.is_worker:
             return
-        self.scores = self.board.scores()
-        self.usage = self._usage()
         if self.run.results is not None:
             self.run.results.finalize()
-        unpaired = None
-        if self.baseline is not None and not self.settings.baseline_common:
-            unpaired = self.board.unpaired(self.baseline.verdicts, self.baseline.covered_categories)
-        self.incomplete = incompleteness(self.scores, unpaired)
-        self.gate = evaluate_gate(
-            self.scores,
-            self.board.verdicts,
-            self.baseline.verdicts if self.baseline is not None else None,
-            self.settings.gate,
-            self.settings.min_scores,
-            common_only=self.settings.baseline_common,
-            incomplete=self.incomplete,
-            allow_incomplete=self.settings.allow_incomplete,
-        )
+        self.usage = self._usage()
+        self.finished = finish_run(self._outcome())
+        self.scores, self.gate = self.finished.scores, self.finished.gate
+        self.incomplete = self.finished.incomplete
         self._set_exit_status(session)
-        self._write_reports(self.scores)
+
+    def _outcome(self) -> RunOutcome:
+        junit = getattr(self.config.option, "xmlpath", None)
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        return RunOutcome(
+            board=self.board,
+            settings=self.settings,
+            metadata=self.run.metadata(),
+            model_name=self.run.model.name,
+            baseline=self.baseline,
+            usage=self.usage,
+            records=self.records,
+            functions=self.functions,
+            failures=self.failures,
+            explanations=self.explanations,
+            junit_path=Path(junit) if junit else None,
+            step_summary=Path(step_summary) if step_summary else None,
+            results_root=self.run.results.root if self.run.results is not None else None,
+        )
 
     def _usage(self) -> dict[str, Any]:
         settings = self.settings
@@ -499,79 +537,47 @@ class BfclSessionPlugin:
         failed = self.gate.failed
         session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
 
-    def _write_reports(self, scores: Scores) -> None:
-        settings = self.settings
-        metadata = self.run.metadata()
-        if settings.report_path is not None:
-            report = build_report(scores, metadata)
-            report["gate"] = None if self.gate is None else self.gate.model_dump(mode="json")
-            report["complete"] = not self.incomplete
-            report["incomplete"] = self.incomplete
-            report["usage"] = self.usage
-            if self.baseline is not None:
-                report["baseline"] = {
-                    "path": str(settings.baseline_path),
-                    "metadata": self.baseline.metadata,
-                    "common_only": settings.baseline_common,
-                }
-            write_json_atomic(Path(settings.report_path), report)
-        if settings.html_path is not None:
-            from pytest_bfcl.report.html import write_html
-
-            records = [EntryRecord.model_validate(r) for r in self.records]
-            write_html(
-                Path(settings.html_path), records, self.functions, scores, self.gate, metadata
-            )
-        if settings.save_baseline_path is not None:
-            portable = {**metadata, "dataset": {**metadata["dataset"], "data_dir": None}}
-            save_baseline(
-                Path(settings.save_baseline_path),
-                self.board.verdicts,
-                portable,  # no machine-specific paths in a file meant to be committed
-                scores.model_dump(mode="json")["categories"],
-                {name: len(ids) for name, ids in self.board.expected.items()},
-            )
-        if settings.csv_dir is not None:
-            tables = csv_tables(scores, self.run.model.name, self.board.latencies)
-            write_csv_tables(Path(settings.csv_dir), tables)
-        if settings.chart_path is not None:
-            title = f"BFCL V4: {self.run.model.name}"
-            Path(settings.chart_path).write_text(svg_chart(scores, self.gate, title), "utf-8")
-        junit = getattr(self.config.option, "xmlpath", None)
-        if junit and Path(junit).is_file():
-            add_summary_testcases(Path(junit), scores, self.gate)
-        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if step_summary:
-            with open(step_summary, "a", encoding="utf-8") as fh:
-                fh.write(markdown_summary(scores, metadata, self.gate))
-
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker or self.config.option.collectonly:
             return
-        terminalreporter.write_sep("=", "BFCL V4 scores")
-        if not self.board.tallies or self.scores is None:
+        if not self.board.tallies or self.finished is None:
+            terminalreporter.write_sep("=", "BFCL V4 scores")
             terminalreporter.write_line("no BFCL entry ran")
             return
-        for line in score_table(self.scores, self.run.metadata()):
-            terminalreporter.write_line(line)
-        if self.incomplete:
-            allowed = ""
-            if self.settings.allow_incomplete:
-                allowed = " (allowed by --bfcl-allow-incomplete)"
-            terminalreporter.write_line("")
-            terminalreporter.write_line(f"incomplete run{allowed}: entries not scored")
-            for line in self.incomplete:
-                terminalreporter.write_line(f"  {line}")
-        usage = usage_line(self.usage) if self.usage else None
-        if usage:
-            terminalreporter.write_line(usage)
-        if self.run.results is not None:
-            terminalreporter.write_line(f"generations written to {self.run.results.root}")
-        if self.gate is not None:
-            failed = self.gate.failed
-            terminalreporter.write_sep("=", "BFCL gate: " + ("FAILED" if failed else "passed"))
-            for line in gate_block(self.gate):
+        for title, lines in closing_sections(self._outcome(), self.finished):
+            terminalreporter.write_sep("=", title)
+            for line in lines:
                 terminalreporter.write_line(line)
+
+
+def _leave_bfcl_failures_out_of_sections(reporter: Any) -> None:
+    """Have pytest's FAILURES section skip BFCL entries (they are listed a line each by the
+    plugin). pytest also looks through every report for each failure it prints, so thousands
+    of failures cost quadratic time there."""
+    original = reporter.summary_failures
+
+    def summary_failures() -> None:
+        failed = reporter.stats.get("failed")
+        if not failed:
+            return original()
+        reporter.stats["failed"] = [r for r in failed if not _is_bfcl(r)]
+        try:
+            return original()
+        finally:
+            reporter.stats["failed"] = failed
+
+    reporter.summary_failures = summary_failures
+
+
+def _is_bfcl(report: Any) -> bool:
+    return str(getattr(report, "nodeid", "")).startswith(f"{NODE_PREFIX}/")
+
+
+def _at_line_start(reporter: Any) -> bool:
+    """Whether pytest's output is at the start of a line (between rows of results)."""
+    writer = getattr(reporter, "_tw", None)
+    width = getattr(writer, "width_of_current_line", None)
+    return width == 0 if isinstance(width, int) else reporter.currentfspath is None
 
 
 def attach_record(item: BfclItem, report: pytest.TestReport, sent: set[str]) -> None:

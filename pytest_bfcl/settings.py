@@ -35,6 +35,8 @@ class Settings(BaseModel):
     data_dir: Path | None = None
     report_path: Path | None = None
     html_path: Path | None = None  # the HTML report: every entry, to look into
+    list_failures: int = 20  # failing entries listed at the end of the terminal output
+    explain: tuple[str, ...] = ()  # entries whose failure is explained in full there
     # FC tool names: OpenAI-compatible APIs reject dots, so "a.b" is sent and expected as "a_b".
     underscore_to_dot: bool = True
     # multi-turn: also fail calls made in a turn whose ground truth is empty (off by default,
@@ -94,6 +96,13 @@ class Settings(BaseModel):
         if isinstance(value, str | list | tuple):
             return tuple(expand_categories(value))
         raise TypeError("categories must be a comma-separated string or a list")
+
+    @field_validator("explain", mode="before")
+    @classmethod
+    def _ids(cls, value: Any) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = value.split()
+        return tuple(value or ())
 
     @field_validator("base_urls", mode="before")
     @classmethod
@@ -175,6 +184,18 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("--bfcl-data", "data_dir", "data directory in the official layout ($BFCL_DATA_DIR)"),
     Option("--bfcl-report", "report_path", "write the JSON score report to this path"),
+    Option(
+        "--bfcl-list-failures",
+        "list_failures",
+        "failing entries listed, a line each, at the end of the run (default 20; regressions "
+        "first); pytest's own section per failure appears with -v or an explicit --tb",
+    ),
+    Option(
+        "--bfcl-explain",
+        "explain",
+        "ID: explain this entry's failure in full at the end of the run (repeatable)",
+        "append",
+    ),
     Option(
         "--bfcl-html",
         "html_path",
@@ -548,6 +569,8 @@ RULES: dict[str, Rule] = {
     "data_dir": EXISTING_DIR,
     "report_path": FILE_TO_WRITE,
     "html_path": FILE_TO_WRITE,
+    "list_failures": whole(0),
+    "explain": TEXT,
     "baseline_path": EXISTING_FILE,
     "save_baseline_path": FILE_TO_WRITE,
     "baseline_common": SWITCH,

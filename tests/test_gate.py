@@ -93,7 +93,9 @@ def test_real_regression_fails_and_names_category_drop_p_value_and_ids(gate_env)
     assert "95.00%" in line and "85.00%" in line and "-10.00" in line
     assert "1.82e-12" in line  # McNemar: 2 * 0.5**40
     assert "regressed in simple_python: simple_python_100, simple_python_101" in out
-    assert "REGRESSION: this entry passed in the baseline" in out
+    assert "REGRESSION simple_python_100 [simple_python] " in out  # the closing list
+    assert out.count("REGRESSION simple_python_1") == 20  # regressions first, 20 shown
+    assert "... and 20 more" in out
 
 
 def test_two_flips_are_listed_but_do_not_fail(gate_env):

@@ -126,8 +126,9 @@ def test_multi_turn_items_run_the_conversation_and_report_the_failing_turn(
     path = results / "multi_turn" / "BFCL_v4_multi_turn_base_result.json"
     path.write_text(json.dumps(stored) + "\n")
     result = pytester.runpytest(
-        f"--bfcl-model=replay:{results}", "--bfcl-category=multi_turn_base", *data_args
-    )
+        f"--bfcl-model=replay:{results}", "--bfcl-category=multi_turn_base",
+        "--bfcl-explain=multi_turn_base_0", *data_args,
+    )  # fmt: skip
     result.assert_outcomes(failed=1, skipped=199)
     out = result.stdout.str()
     assert "multi_turn:instance_state_mismatch" in out
@@ -165,10 +166,9 @@ def test_replay_failure_report_junit_and_json(pytester, data_args, dataset, tmp_
     )
     result.assert_outcomes(passed=14, failed=1, skipped=1)
     out = result.stdout.str()
-    assert (
-        "BFCL live_parallel_1-0-1 [live_parallel] failed: parallel_function_checker_no_order" in out
-    )
-    assert "output:" in out and "expected:" in out
+    # the closing list: a line per failure; the full explanation is in the junit file
+    assert "live_parallel_1-0-1 [live_parallel] parallel_function_checker_no_order" in out
+    assert "output:" not in out
     assert "no stored result for live_parallel_2-0-2" in out
 
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
@@ -177,6 +177,10 @@ def test_replay_failure_report_junit_and_json(pytester, data_args, dataset, tmp_
     assert props["bfcl_category"] == "live_parallel"
     assert props["bfcl_valid"] == "false"
     assert props["bfcl_error_type"].startswith("parallel_function_checker_no_order")
+    failure = cases["live_parallel_1-0-1"].find("failure")
+    assert failure is not None
+    assert "BFCL live_parallel_1-0-1 [live_parallel] failed" in (failure.text or "")
+    assert "output:" in failure.text and "expected:" in failure.text
     ok = {p.get("name"): p.get("value") for p in cases["live_parallel_0-0-0"].iter("property")}
     assert ok["bfcl_valid"] == "true" and "bfcl_error_type" not in ok
 

@@ -23,8 +23,17 @@ class _Row:
         return score.accuracy if score is not None and score.complete else None
 
     def group(self, name: str, always_numeric: bool = False) -> float | None:
+        """``always_numeric``: the leaderboard's figure with not-run categories as 0, for the
+        columns where it prints one; N/A all the same when nothing of the group ran."""
         group = self.scores.overall if name == "overall" else self.scores.groups[name]
-        return group.reference_accuracy if always_numeric else group.accuracy
+        if not always_numeric:
+            return group.accuracy
+        ran = any(self._scored(member) for member in group.members)
+        return group.reference_accuracy if ran else None
+
+    def _scored(self, name: str) -> bool:
+        score = self.scores.categories.get(name)
+        return score is not None and score.total > 0
 
 
 def _pct(value: Any) -> str:

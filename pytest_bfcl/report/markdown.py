@@ -9,7 +9,10 @@ from pytest_bfcl.report.render import percent
 from pytest_bfcl.report.scores import Scores
 
 
-def markdown_summary(scores: Scores, metadata: dict[str, Any], gate: GateResult | None) -> str:
+def markdown_summary(
+    scores: Scores, metadata: dict[str, Any], gate: GateResult | None, html: str | None = None
+) -> str:
+    """``html``: the file name of the run's HTML report, pointed to for the details."""
     lines = [
         f"### BFCL V4: `{metadata.get('model')}` ({metadata.get('mode')})",
         "",
@@ -52,6 +55,12 @@ def markdown_summary(scores: Scores, metadata: dict[str, Any], gate: GateResult 
         verdict = "FAILED" if gate.failed else "passed"
         lines += ["", f"Gate ({gate.settings.mode}): **{verdict}**"]
         lines += [f"- {reason}" for reason in gate_reasons(gate)]
+    if html:
+        lines += [
+            "",
+            f"Every entry, with its output and the checker's reasons: `{html}` "
+            "(the HTML report; open it from the run's artifacts).",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -62,4 +71,5 @@ def gate_reasons(gate: GateResult) -> list[str]:
         for c in gate.comparisons
         if c.failed
     ]
-    return reasons + gate.threshold_failures
+    incomplete = [f"incomplete: {line}" for line in gate.incomplete]
+    return reasons + gate.threshold_failures + incomplete

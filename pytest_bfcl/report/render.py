@@ -9,7 +9,7 @@ from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.report.completeness import top_reason
 from pytest_bfcl.report.entries import bounded
 from pytest_bfcl.report.gate import GateResult
-from pytest_bfcl.report.scores import Scores
+from pytest_bfcl.report.scores import GroupScore, Scores
 
 _GROUP_LABELS = {
     "non_live": "Non-Live AST",
@@ -45,7 +45,12 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
             notes.append(f"{cat.errors} errors")
         if cat.not_run:
             notes.append(f"{cat.not_run} not run")
-        if not cat.complete:
+        if cat.sampled_from is not None and cat.ci_low is not None and cat.ci_high is not None:
+            notes.append(
+                f"sampled: {cat.total} of {cat.sampled_from}, 95% CI "
+                f"{_interval(cat.ci_low, cat.ci_high)}"
+            )
+        elif not cat.complete:
             notes.append(f"partial: {cat.total}/{cat.dataset_size} scored")
         lines.append(
             f"{name:<26}{cat.correct:>9}{cat.total:>7}{percent(cat.accuracy):>10}  "
@@ -56,7 +61,7 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
     for key, label in _GROUP_LABELS.items():
         group = scores.groups[key]
         shown = "skipped" if key == "web_search" and web_skipped else percent(group.accuracy)
-        lines.append(f"{label:<26}{shown:>10}")
+        lines.append(f"{label:<26}{shown:>10}{_sampled_note(group)}")
     overall = scores.overall
     if scores.overall_without_web_search is not None:
         lines.append(
@@ -72,7 +77,7 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
             f"{_short_list(overall.missing)}"
         )
     else:
-        lines.append(f"{'Overall (V4)':<26}{percent(overall.accuracy):>10}")
+        lines.append(f"{'Overall (V4)':<26}{percent(overall.accuracy):>10}{_sampled_note(overall)}")
     fs = scores.format_sensitivity
     if fs is not None:
         lines.append(
@@ -80,6 +85,21 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
             f"{percent(fs.std).strip()} over {len(fs.configs)} prompt configs"
         )
     return lines
+
+
+def _interval(low: float, high: float) -> str:
+    return f"{low * 100:.1f}-{high * 100:.1f}%"
+
+
+def _sampled_note(group: GroupScore) -> str:
+    """``  sampled (364 of 4,441 entries), 95% CI 71.2-80.4%`` for a sampled group."""
+    if group.sampled is None or group.ci_low is None or group.ci_high is None:
+        return ""
+    scored, population = group.sampled
+    return (
+        f"  sampled ({scored:,} of {population:,} entries), 95% CI "
+        f"{_interval(group.ci_low, group.ci_high)}"
+    )
 
 
 def _web_search_skipped(scores: Scores) -> bool:
@@ -130,9 +150,11 @@ def gate_block(gate: GateResult, id_limit: int = 10) -> list[str]:
             f"{'worse':>7}{'better':>7}"
         )
     for c in gate.comparisons:
+        name = c.name if c.kind != "group" else f"{c.name} (group)"
+        change = round(-c.drop_points, 2) + 0.0  # + 0.0: never "-0.00"
         lines.append(
-            f"{c.name:<26}{c.baseline_accuracy * 100:>8.2f}%{c.current_accuracy * 100:>8.2f}%"
-            f"{-c.drop_points:>+8.2f}{c.p_value:>10.3g}{len(c.regressions):>7}"
+            f"{name:<26}{c.baseline_accuracy * 100:>8.2f}%{c.current_accuracy * 100:>8.2f}%"
+            f"{change:>+8.2f}{c.p_value:>10.3g}{len(c.regressions):>7}"
             f"{len(c.improvements):>7}" + ("  FAILED" if c.failed else "")
         )
     for c in gate.comparisons:

@@ -12,11 +12,12 @@ own number (missing categories as 0) is kept beside it for comparison with the l
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, computed_field
 
 from pytest_bfcl.dataset.categories import (
     ALL_SCORING,
@@ -67,6 +68,16 @@ class CategoryScore(BaseModel):
     missing: int = 0
     not_run: int = 0
     excluded: int = 0
+    # A sampled run: the category's size the sample was drawn from, and a 95 % confidence
+    # interval of its accuracy over the whole category.
+    sampled_from: int | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def scored(self) -> int:
+        return self.total
 
 
 class GroupScore(BaseModel):
@@ -74,6 +85,10 @@ class GroupScore(BaseModel):
     reference_accuracy: float  # the reference's figure: missing categories count as 0
     missing: list[str]
     members: list[str] = []  # the categories it is computed from
+    # Sampled runs: entries scored and the population they stand for, and a 95 % interval.
+    sampled: tuple[int, int] | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
 
 
 class FormatSensitivity(BaseModel):
@@ -103,6 +118,8 @@ class ScoreBoard:
         self.verdicts: dict[str, bool] = {}  # entry id -> valid, for baselines and the gate
         # What the run was asked to score, per category (set by the controller before the run).
         self.expected: dict[str, set[str]] = {}
+        # Sampled runs: the size of each sampled category (the population of its sample).
+        self.populations: dict[str, int] = {}
         self.latencies: list[float] = []
         self.input_tokens = 0
         self.output_tokens = 0
@@ -133,11 +150,15 @@ class ScoreBoard:
         self.input_tokens += int(input_tokens) if isinstance(input_tokens, int | float) else 0
         self.output_tokens += int(output_tokens) if isinstance(output_tokens, int | float) else 0
 
-    def expect(self, expected: dict[str, set[str]]) -> None:
+    def expect(
+        self, expected: dict[str, set[str]], populations: dict[str, int] | None = None
+    ) -> None:
         """The entries the run must score, per category; what lacks a verdict at the end is
-        reported as missing, and an incomplete run cannot pass a gate unnoticed."""
+        reported as missing, and an incomplete run cannot pass a gate unnoticed.
+        ``populations``: for a sampled run, each category's full size."""
         for category, ids in expected.items():
             self.expected.setdefault(category, set()).update(ids)
+        self.populations.update(populations or {})
 
     def add_skip(self, category: str, reason: str = "", excluded: bool = False) -> None:
         tally = self._tally(category)
@@ -160,6 +181,9 @@ class ScoreBoard:
             size = DATASET_SIZES.get(name, tally.total + tally.skipped + tally.errors)
             expected = self.expected.get(name)
             missing = len(expected - self.verdicts.keys()) if expected is not None else 0
+            population = self.populations.get(name)
+            sampled = population is not None and expected is not None and missing == 0
+            interval = wilson_interval(tally.correct, tally.total, population) if sampled else None
             out[name] = CategoryScore(
                 accuracy=tally.accuracy,
                 correct=tally.correct,
@@ -167,7 +191,11 @@ class ScoreBoard:
                 skipped=tally.skipped,
                 errors=tally.errors,
                 dataset_size=size,
-                complete=tally.total == size,
+                # a sampled category is complete when its whole sample was scored
+                complete=tally.total == size or (sampled and tally.total > 0),
+                sampled_from=population,
+                ci_low=interval[0] if interval else None,
+                ci_high=interval[1] if interval else None,
                 skip_reasons=dict(tally.skip_reasons),
                 expected=None if expected is None else len(expected),
                 missing=missing,
@@ -237,41 +265,93 @@ def _order(category: str) -> int:
 class _Part:
     accuracy: float | None  # None: not (fully) run
     reference: float  # missing counted as 0
-    count: int
+    count: int  # entries it stands for (the population, for a sample)
     missing: tuple[str, ...]
     members: tuple[str, ...]
+    variance: float = 0.0  # of the estimate, when it comes from a sample
+    scored: int = 0  # entries actually scored
+    sampled: bool = False
+    interval: tuple[float, float] | None = None  # a sampled category's own interval
 
 
 def _leaf(cats: dict[str, CategoryScore], name: str, sized_by_run: bool) -> _Part:
     score = cats.get(name)
     if score is None or score.accuracy is None or not (sized_by_run or score.complete):
         return _Part(None, 0.0, DATASET_SIZES[name], (name,), (name,))
-    return _Part(score.accuracy, score.accuracy, score.total, (), (name,))
+    if score.sampled_from is not None:
+        variance = sample_variance(score.correct, score.total, score.sampled_from)
+        interval = (score.ci_low, score.ci_high) if score.ci_low is not None else None
+        return _Part(
+            score.accuracy, score.accuracy, score.sampled_from, (), (name,), variance,
+            score.total, True, interval,  # type: ignore[arg-type]
+        )  # fmt: skip
+    return _Part(score.accuracy, score.accuracy, score.total, (), (name,), 0.0, score.total)
 
 
-def _combine(parts: list[_Part], reference: float) -> _Part:
+def _combine(parts: list[_Part], reference: float, weights: list[float]) -> _Part:
+    """Parts combined with these weights (normalised here): the estimate, and the variance of
+    a weighted sum of independent samples."""
     missing = tuple(m for p in parts for m in p.missing)
+    total = sum(weights)
+    variance = sum((w / total) ** 2 * p.variance for p, w in zip(parts, weights, strict=True))
     return _Part(
         None if missing else reference,
         reference,
         sum(p.count for p in parts),
         missing,
         tuple(m for p in parts for m in p.members),
+        variance,
+        sum(p.scored for p in parts),
+        any(p.sampled for p in parts),
     )
 
 
 def _mean(parts: list[_Part]) -> _Part:
-    return _combine(parts, sum(p.reference for p in parts) / len(parts))
+    return _combine(parts, sum(p.reference for p in parts) / len(parts), [1.0] * len(parts))
 
 
 def _count_weighted(parts: list[_Part]) -> _Part:
     total = sum(p.count for p in parts)
-    return _combine(parts, sum(p.reference * p.count for p in parts) / total)
+    weights = [float(p.count) for p in parts]
+    return _combine(parts, sum(p.reference * p.count for p in parts) / total, weights)
 
 
 def _weighted(parts: list[_Part], weights: list[float]) -> _Part:
     weighted = sum(p.reference * w for p, w in zip(parts, weights, strict=True))
-    return _combine(parts, weighted / sum(weights))
+    return _combine(parts, weighted / sum(weights), weights)
+
+
+# z of a two-sided 95 % interval
+Z95 = 1.959964
+
+
+def sample_variance(correct: int, scored: int, population: int) -> float:
+    """Variance of a sampled accuracy over its population: Agresti-Coull's adjusted
+    proportion (never 0, even for 0 or n correct) with the finite-population correction."""
+    if scored <= 0:
+        return 0.0
+    adjusted = (correct + 2) / (scored + 4)
+    fpc = (population - scored) / (population - 1) if population > 1 else 0.0
+    return adjusted * (1 - adjusted) / (scored + 4) * max(fpc, 0.0)
+
+
+def wilson_interval(correct: int, scored: int, population: int | None) -> tuple[float, float]:
+    """95 % Wilson interval of an accuracy measured on ``scored`` of ``population`` entries
+    (the finite-population correction narrows it as the sample nears the whole)."""
+    if scored <= 0:
+        return (0.0, 1.0)
+    fpc = 1.0
+    if population and population > 1:
+        fpc = max((population - scored) / (population - 1), 0.0)
+    if fpc == 0:
+        p = correct / scored
+        return (p, p)
+    n = scored / fpc  # effective sample size
+    p = correct / scored
+    z2 = Z95**2
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def aggregate_groups(
@@ -310,12 +390,22 @@ def aggregate_groups(
         "overall": overall,
         "overall_without_web_search": without_web,
     }
-    return {
-        name: GroupScore(
-            accuracy=p.accuracy,
-            reference_accuracy=p.reference,
-            missing=list(p.missing),
-            members=list(p.members),
-        )
-        for name, p in parts.items()
-    }
+    return {name: _group_score(p) for name, p in parts.items()}
+
+
+def _group_score(part: _Part) -> GroupScore:
+    low = high = None
+    if part.interval is not None:  # one category: the same interval as its row
+        low, high = part.interval
+    elif part.sampled and part.accuracy is not None:
+        half = Z95 * math.sqrt(part.variance)
+        low, high = max(0.0, part.accuracy - half), min(1.0, part.accuracy + half)
+    return GroupScore(
+        accuracy=part.accuracy,
+        reference_accuracy=part.reference,
+        missing=list(part.missing),
+        members=list(part.members),
+        sampled=(part.scored, part.count) if part.sampled else None,
+        ci_low=low,
+        ci_high=high,
+    )

@@ -176,6 +176,13 @@ class BfclRun:
                 expected[category] = ids
         return expected
 
+    def sampled_populations(self) -> dict[str, int]:
+        """For a sampled run, the size of each selected category (what its sample stands
+        for); empty otherwise."""
+        if self.settings.sample is None:
+            return {}
+        return {c: len(self.dataset.entries(c)) for c in self.settings.categories}
+
     def entry(self, entry_id: str) -> Entry:
         return self._entries_of(category_of_id(entry_id))[entry_id]
 

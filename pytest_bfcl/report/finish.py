@@ -1,0 +1,196 @@
+"""The end of a run, behind one call: scores, completeness, the gate, every report file, and
+the closing lines of the terminal. Works without pytest (the plugin hands in what the
+session collected)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_bfcl.dataset.categories import natural_key
+from pytest_bfcl.files import write_json_atomic
+from pytest_bfcl.report.baseline import Baseline, save_baseline
+from pytest_bfcl.report.chart import svg_chart
+from pytest_bfcl.report.completeness import incompleteness
+from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
+from pytest_bfcl.report.entries import EntryRecord
+from pytest_bfcl.report.gate import GateResult, evaluate_gate
+from pytest_bfcl.report.json_report import build_report
+from pytest_bfcl.report.junit_summary import add_summary_testcases
+from pytest_bfcl.report.markdown import markdown_summary
+from pytest_bfcl.report.render import gate_block, score_table
+from pytest_bfcl.report.scores import ScoreBoard, Scores
+from pytest_bfcl.report.usage import usage_line
+from pytest_bfcl.settings import Settings
+
+# Characters of a failure's reason in the terminal list.
+REASON_WIDTH = 160
+
+
+@dataclass(frozen=True)
+class FailureNote:
+    """One failing entry, as the closing list shows it."""
+
+    id: str
+    category: str
+    error_type: str
+    reason: str
+    regression: bool = False
+
+    def line(self) -> str:
+        mark = "REGRESSION " if self.regression else ""
+        reason = self.reason if len(self.reason) <= REASON_WIDTH else self.reason[:157] + "..."
+        return f"{mark}{self.id} [{self.category}] {self.error_type}: {reason}"
+
+
+@dataclass
+class RunOutcome:
+    """What the session collected, handed to :func:`finish_run`."""
+
+    board: ScoreBoard
+    settings: Settings
+    metadata: dict[str, Any]
+    model_name: str
+    baseline: Baseline | None = None
+    usage: dict[str, Any] | None = None
+    records: list[dict[str, Any]] = field(default_factory=list)
+    functions: dict[str, Any] = field(default_factory=dict)
+    failures: list[FailureNote] = field(default_factory=list)
+    explanations: dict[str, str] = field(default_factory=dict)  # --bfcl-explain
+    junit_path: Path | None = None
+    step_summary: Path | None = None  # $GITHUB_STEP_SUMMARY
+    results_root: Path | None = None
+
+
+@dataclass
+class FinishedRun:
+    scores: Scores
+    gate: GateResult | None
+    incomplete: list[str]
+    written: list[tuple[str, Path]]  # (what, where), for the closing lines
+
+
+def finish_run(outcome: RunOutcome) -> FinishedRun:
+    """Scores, completeness and the gate; then every report file the settings ask for."""
+    board, settings, baseline = outcome.board, outcome.settings, outcome.baseline
+    scores = board.scores()
+    unpaired = None
+    if baseline is not None and not settings.baseline_common:
+        unpaired = board.unpaired(baseline.verdicts, baseline.covered_categories)
+    incomplete = incompleteness(scores, unpaired)
+    gate = evaluate_gate(
+        scores,
+        board.verdicts,
+        baseline.verdicts if baseline is not None else None,
+        settings.gate,
+        settings.min_scores,
+        common_only=settings.baseline_common,
+        incomplete=incomplete,
+        allow_incomplete=settings.allow_incomplete,
+    )
+    finished = FinishedRun(scores, gate, incomplete, [])
+    write_reports(outcome, finished)
+    return finished
+
+
+def write_reports(outcome: RunOutcome, finished: FinishedRun) -> None:
+    settings, metadata, written = outcome.settings, outcome.metadata, finished.written
+    scores, gate = finished.scores, finished.gate
+    if settings.report_path is not None:
+        write_json_atomic(Path(settings.report_path), json_report(outcome, finished))
+        written.append(("JSON report", Path(settings.report_path)))
+    if settings.html_path is not None:
+        from pytest_bfcl.report.html import write_html  # only runs that ask for it load it
+
+        records = [EntryRecord.model_validate(r) for r in outcome.records]
+        write_html(Path(settings.html_path), records, outcome.functions, scores, gate, metadata)
+        written.append(("HTML report", Path(settings.html_path)))
+    if settings.save_baseline_path is not None:
+        portable = {**metadata, "dataset": {**metadata["dataset"], "data_dir": None}}
+        save_baseline(
+            Path(settings.save_baseline_path),
+            outcome.board.verdicts,
+            portable,  # no machine-specific paths in a file meant to be committed
+            scores.model_dump(mode="json")["categories"],
+            {name: len(ids) for name, ids in outcome.board.expected.items()},
+        )
+        written.append(("baseline", Path(settings.save_baseline_path)))
+    if settings.csv_dir is not None:
+        tables = csv_tables(scores, outcome.model_name, outcome.board.latencies)
+        write_csv_tables(Path(settings.csv_dir), tables)
+        written.append(("CSV tables", Path(settings.csv_dir)))
+    if settings.chart_path is not None:
+        title = f"BFCL V4: {outcome.model_name}"
+        Path(settings.chart_path).write_text(svg_chart(scores, gate, title), "utf-8")
+        written.append(("chart", Path(settings.chart_path)))
+    if outcome.junit_path is not None and outcome.junit_path.is_file():
+        add_summary_testcases(outcome.junit_path, scores, gate)
+        written.append(("junit", outcome.junit_path))
+    if outcome.results_root is not None:
+        written.append(("generations", outcome.results_root))
+    if outcome.step_summary is not None:
+        html = settings.html_path.name if settings.html_path is not None else None
+        with open(outcome.step_summary, "a", encoding="utf-8") as fh:
+            fh.write(markdown_summary(scores, metadata, gate, html))
+        written.append(("step summary", outcome.step_summary))
+
+
+def json_report(outcome: RunOutcome, finished: FinishedRun) -> dict[str, Any]:
+    report = build_report(finished.scores, outcome.metadata)
+    gate = finished.gate
+    report["gate"] = None if gate is None else gate.model_dump(mode="json")
+    report["complete"] = not finished.incomplete
+    report["incomplete"] = finished.incomplete
+    report["usage"] = outcome.usage
+    if outcome.baseline is not None:
+        report["baseline"] = {
+            "path": str(outcome.settings.baseline_path),
+            "metadata": outcome.baseline.metadata,
+            "common_only": outcome.settings.baseline_common,
+        }
+    return report
+
+
+def closing_sections(outcome: RunOutcome, finished: FinishedRun) -> list[tuple[str, list[str]]]:
+    """The terminal's closing part, as (title, lines) sections: the score table with what was
+    not scored and the usage, the failures (at most ``--bfcl-list-failures``), the gate, and
+    the files written."""
+    settings = outcome.settings
+    scores = [*score_table(finished.scores, outcome.metadata)]
+    if finished.incomplete:
+        allowed = " (allowed by --bfcl-allow-incomplete)" if settings.allow_incomplete else ""
+        scores += ["", f"incomplete run{allowed}: entries not scored"]
+        scores += [f"  {line}" for line in finished.incomplete]
+    usage = usage_line(outcome.usage) if outcome.usage else None
+    if usage:
+        scores.append(usage)
+    sections = [("BFCL V4 scores", scores)]
+    failures = failure_lines(outcome.failures, settings.list_failures, outcome.explanations)
+    if failures:
+        sections.append((f"BFCL failures: {len(outcome.failures)}", failures))
+    if finished.gate is not None:
+        title = "BFCL gate: " + ("FAILED" if finished.gate.failed else "passed")
+        sections.append((title, gate_block(finished.gate)))
+    if finished.written:
+        width = max(len(what) for what, _ in finished.written)
+        lines = [f"{what:<{width}}  {path}" for what, path in finished.written]
+        sections.append(("BFCL files written", lines))
+    return sections
+
+
+def failure_lines(
+    failures: list[FailureNote], limit: int, explanations: dict[str, str]
+) -> list[str]:
+    """Regressions first, then the rest in entry order, at most ``limit`` of them; entries named
+    with ``--bfcl-explain`` in full."""
+    ordered = sorted(failures, key=lambda f: (not f.regression, natural_key(f.id)))
+    lines = [f.line() for f in ordered[:limit]]
+    if len(ordered) > limit:
+        lines.append(
+            f"... and {len(ordered) - limit} more (all in the HTML report, --bfcl-html; one in "
+            "full with --bfcl-explain ID; more here with --bfcl-list-failures N)"
+        )
+    for entry_id, text in explanations.items():
+        lines += ["", *text.splitlines()] if text else ["", f"{entry_id}: no failure to explain"]
+    return lines

@@ -1,0 +1,64 @@
+"""What one item tells the controller about its entry, as junit properties.
+
+Items write these pairs into their report's ``user_properties`` (which junit files and
+pytest-xdist both carry); the controller reads them back. One record type keeps the names in
+one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+PREFIX = "bfcl_"
+
+
+@dataclass
+class ItemProperties:
+    id: str | None = None
+    category: str | None = None
+    baseline_valid: bool | None = None
+    valid: bool | None = None
+    error_type: str | None = None
+    reason: str | None = None  # the checker's first reason, one line
+    skipped: str | None = None  # why the entry was not scored
+    excluded: bool | None = None  # the run's own options left it out
+    latency: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    steps: int | None = None
+
+    def pairs(self, *names: str) -> list[tuple[str, Any]]:
+        """``(bfcl_<name>, value)`` for the given fields (all when none), skipping unset ones;
+        booleans as ``true``/``false`` as junit readers expect."""
+        wanted = names or tuple(f.name for f in fields(self))
+        out = []
+        for name in wanted:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            out.append((PREFIX + name, str(value).lower() if isinstance(value, bool) else value))
+        return out
+
+    @classmethod
+    def from_pairs(cls, pairs: list[tuple[str, Any]]) -> ItemProperties:
+        known = {f.name: f for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for key, value in pairs:
+            name = key.removeprefix(PREFIX)
+            if not key.startswith(PREFIX) or name not in known:
+                continue
+            values[name] = _parse(name, value)
+        return cls(**values)
+
+
+_BOOLEANS = {"baseline_valid", "valid", "excluded"}
+_TEXTS = {"id", "category", "error_type", "reason", "skipped"}
+
+
+def _parse(name: str, value: Any) -> Any:
+    if name in _BOOLEANS:
+        return value is True or value == "true"
+    if name in _TEXTS:
+        return str(value)
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None

@@ -1,0 +1,150 @@
+"""The end of a run without pytest: sampled scores with intervals, the closing sections, the
+failure list, item properties, CSV N/A for groups that did not run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_bfcl.report.csv_tables import csv_tables
+from pytest_bfcl.report.finish import (
+    FailureNote,
+    RunOutcome,
+    closing_sections,
+    failure_lines,
+    finish_run,
+)
+from pytest_bfcl.report.gate import GateSettings, compare
+from pytest_bfcl.report.properties import ItemProperties
+from pytest_bfcl.report.render import gate_block
+from pytest_bfcl.report.scores import ScoreBoard, sample_variance, wilson_interval
+from pytest_bfcl.settings import Settings
+
+
+def test_wilson_interval_known_values():
+    low, high = wilson_interval(8, 10, None)  # textbook: 8/10 -> 0.490 .. 0.943
+    assert low == pytest.approx(0.4902, abs=1e-3) and high == pytest.approx(0.9433, abs=1e-3)
+    assert wilson_interval(10, 10, 10) == (1.0, 1.0)  # the whole population: no doubt left
+    narrow = wilson_interval(40, 50, 60)
+    wide = wilson_interval(40, 50, 10_000)
+    assert narrow[1] - narrow[0] < wide[1] - wide[0]  # finite-population correction
+
+
+def test_sample_variance_is_never_zero_for_a_sample():
+    assert sample_variance(10, 10, 100) > 0
+    assert sample_variance(10, 10, 10) == 0  # census
+
+
+def _sampled_board() -> ScoreBoard:
+    board = ScoreBoard()
+    expected = {"simple_python": {f"simple_python_{i}" for i in range(40)},
+                "multiple": {f"multiple_{i}" for i in range(20)}}  # fmt: skip
+    board.expect(expected, {"simple_python": 400, "multiple": 200})
+    for i in range(40):
+        board.add_verdict(f"simple_python_{i}", "simple_python", i % 4 != 0)
+    for i in range(20):
+        board.add_verdict(f"multiple_{i}", "multiple", True)
+    return board
+
+
+def test_sampled_categories_are_scored_with_an_interval():
+    scores = _sampled_board().scores()
+    cat = scores.categories["simple_python"]
+    assert cat.complete and cat.sampled_from == 400 and cat.accuracy == 0.75
+    assert cat.ci_low is not None and cat.ci_low < 0.75 < cat.ci_high
+    assert scores.groups["simple"].accuracy is None  # java and javascript were not selected
+    assert scores.overall.accuracy is None
+
+
+def test_a_sampled_group_combines_its_members():
+    board = ScoreBoard()
+    sizes = {"simple_python": 400, "simple_java": 100, "simple_javascript": 50}
+    board.expect({n: {f"{n}_{i}" for i in range(5)} for n in sizes}, sizes)
+    for name in sizes:
+        for i in range(5):
+            board.add_verdict(f"{name}_{i}", name, i != 0)
+    simple = board.scores().groups["simple"]
+    assert simple.accuracy == pytest.approx(0.8)
+    assert simple.sampled == (15, 550)
+    assert simple.ci_low is not None and simple.ci_low < 0.8 < simple.ci_high
+
+
+def test_closing_sections_name_every_file_written(tmp_path):
+    settings = Settings(
+        model="oracle",
+        categories="simple_python,multiple",
+        report_path=tmp_path / "r.json",
+        csv_dir=tmp_path / "csv",
+        chart_path=tmp_path / "c.svg",
+        save_baseline_path=tmp_path / "b.json",
+    )
+    metadata = {"model": "m", "mode": "fc", "dataset": {"version": "v", "data_dir": "/x"}}
+    outcome = RunOutcome(board=_sampled_board(), settings=settings, metadata=metadata,
+                         model_name="m")  # fmt: skip
+    finished = finish_run(outcome)
+    sections = dict(closing_sections(outcome, finished))
+    files = "\n".join(sections["BFCL files written"])
+    for path in ("r.json", "csv", "c.svg", "b.json"):
+        assert str(tmp_path / path) in files
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["complete"] is True
+    assert report["categories"]["simple_python"]["scored"] == 40
+    assert report["categories"]["simple_python"]["sampled_from"] == 400
+    assert "sampled: 40 of 400" in "\n".join(sections["BFCL V4 scores"])
+
+
+def test_failure_list_puts_regressions_first_and_stops_at_the_limit():
+    notes = [FailureNote(f"simple_python_{i}", "simple_python", "value_error", "wrong value")
+             for i in range(30)]  # fmt: skip
+    notes.append(FailureNote("multiple_7", "multiple", "type_error", "x" * 500, regression=True))
+    lines = failure_lines(notes, 5, {})
+    assert lines[0].startswith("REGRESSION multiple_7 [multiple] type_error: xxx")
+    assert len(lines[0]) < 250
+    assert lines[1].startswith("simple_python_0 ") and lines[2].startswith("simple_python_1 ")
+    assert lines[5].startswith("... and 26 more")
+    explained = failure_lines(notes[:1], 5, {"simple_python_0": "BFCL simple_python_0\n  why"})
+    assert explained[-2:] == ["BFCL simple_python_0", "  why"]
+
+
+def test_item_properties_round_trip():
+    props = ItemProperties(id="a_1", category="a", baseline_valid=False, valid=False,
+                           error_type="e", reason="r", latency=1.5, steps=3)  # fmt: skip
+    pairs = props.pairs()
+    assert ("bfcl_valid", "false") in pairs and ("bfcl_latency", 1.5) in pairs
+    assert ItemProperties.from_pairs(pairs) == props
+    assert ItemProperties.from_pairs([("other", 1), ("bfcl_unknown", 2)]) == ItemProperties()
+
+
+def test_csv_says_na_for_a_group_with_nothing_run():
+    board = ScoreBoard()
+    for i in range(400):
+        board.add_verdict(f"simple_python_{i}", "simple_python", True)
+    tables = csv_tables(board.scores(), "m", [])
+    header, row = tables["data_overall.csv"].split("\n")
+    cells = dict(zip(header.split(","), row.split(","), strict=True))
+    assert cells["Live Acc"] == "N/A"
+    assert cells["Multi Turn Acc"] == "N/A"
+    assert cells["Overall Acc"] != "N/A"  # the leaderboard's zero-filled figure: something ran
+
+
+def test_gate_table_labels_groups_and_never_prints_minus_zero():
+    baseline = {f"irrelevance_{i}": True for i in range(10)}
+    baseline |= {f"live_irrelevance_{i}-0-0": i != 3 for i in range(10)}
+    gate = compare(dict(baseline), baseline, GateSettings())
+    lines = gate_block(gate)
+    names = [line.split()[0] for line in lines[2:] if line.strip()]
+    assert "irrelevance" in names
+    assert any(line.startswith("irrelevance (group)") for line in lines)
+    assert "-0.00" not in "\n".join(lines)
+
+
+def test_written_paths_include_results_and_junit(tmp_path):
+    junit = tmp_path / "junit.xml"
+    junit.write_text('<testsuites><testsuite name="pytest" tests="0"/></testsuites>')
+    outcome = RunOutcome(board=_sampled_board(), settings=Settings(model="oracle"),
+                         metadata={"dataset": {}}, model_name="m", junit_path=junit,
+                         results_root=Path("results/m"))  # fmt: skip
+    written = finish_run(outcome).written
+    assert ("junit", junit) in written and ("generations", Path("results/m")) in written
