@@ -1,0 +1,79 @@
+"""The terminal at any scale: a line per failure at the end, pytest's own sections when asked
+for, progress lines that never break a row, every file written named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+
+def _all_wrong(root: Path, dataset, category: str = "simple_python") -> Path:
+    path = root / "non_live" / f"BFCL_v4_{category}_result.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"id": e.id, "result": "no"}) for e in dataset.entries(category)]
+    path.write_text("\n".join(lines) + "\n")
+    return root
+
+
+@pytest.fixture
+def common(data_source) -> list[str]:
+    return [f"--bfcl-data={data_source.data_dir}", "-p", "no:cacheprovider"]
+
+
+def test_many_failures_stay_a_few_lines_each(pytester, dataset, tmp_path, common):
+    root = _all_wrong(tmp_path / "r", dataset)
+    result = pytester.runpytest(f"--bfcl-model=replay:{root}", "--bfcl-category=simple_python",
+                                "-rN", *common)  # fmt: skip
+    result.assert_outcomes(failed=400)
+    out = result.stdout.str()
+    assert "= FAILURES =" not in out  # no section per entry
+    assert "BFCL failures: 400" in out
+    assert out.count(" [simple_python] ast_decoder:decoder_failed: ") == 20
+    assert "... and 380 more" in out
+    assert len(out.splitlines()) < 100
+    assert max(len(line) for line in out.splitlines()) < 500
+
+
+@pytest.mark.parametrize("flag", ["-v", "--tb=short"])
+def test_pytest_sections_come_back_when_asked_for(pytester, dataset, tmp_path, common, flag):
+    root = _all_wrong(tmp_path / "r", dataset, "simple_javascript")
+    result = pytester.runpytest(f"--bfcl-model=replay:{root}", "--bfcl-category=simple_javascript",
+                                flag, *common)  # fmt: skip
+    out = result.stdout.str()
+    assert "= FAILURES =" in out
+    assert "BFCL simple_javascript_3 [simple_javascript] failed" in out
+    assert '  output:   "no"' in out
+
+
+def test_explain_prints_one_entry_in_full(pytester, dataset, tmp_path, common):
+    root = _all_wrong(tmp_path / "r", dataset, "simple_javascript")
+    result = pytester.runpytest(f"--bfcl-model=replay:{root}", "--bfcl-category=simple_javascript",
+                                "--bfcl-explain=simple_javascript_7", *common)  # fmt: skip
+    out = result.stdout.str()
+    assert "= FAILURES =" not in out
+    assert out.count('  output:   "no"') == 1
+    assert "BFCL simple_javascript_7 [simple_javascript] failed" in out
+
+
+def test_progress_lines_stand_on_their_own(pytester, common):
+    result = pytester.runpytest("--bfcl-model=oracle", "--bfcl-category=simple_java,live_parallel",
+                                "--bfcl-progress=0.001", *common)  # fmt: skip
+    lines = result.stdout.lines
+    progress = [line for line in lines if "generated," in line]
+    assert progress, "no progress line at all"
+    assert all(line.startswith("bfcl: ") for line in progress)
+    headers = [line for line in lines if line.startswith("bfcl/simple_java ")]
+    assert len(headers) == 1  # the category's row header is not printed again
+
+
+def test_files_written_are_named(pytester, tmp_path, common):
+    report, chart = tmp_path / "out" / "r.json", tmp_path / "out" / "c.svg"
+    result = pytester.runpytest("--bfcl-model=oracle", "--bfcl-category=live_parallel",
+                                f"--bfcl-report={report}", f"--bfcl-chart={chart}", *common)  # fmt: skip
+    out = result.stdout.str()
+    assert "BFCL files written" in out
+    assert f"JSON report  {report}" in out and f"chart        {chart}" in out
