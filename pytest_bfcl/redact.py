@@ -31,7 +31,7 @@ MIN_SECRET_LENGTH = 8
 
 # The last word of a flag, header, query parameter, key or variable name that holds a secret
 # ("--api-key", "HF_TOKEN", "client_secret"); the last word only, so that "--api-key-env",
-# "--max-num-batched-tokens" and "--tokenizer" are not.
+# "--max-num-batched-tokens" and "--tokenizer" are not. ("pwd" is left out: $PWD is a path.)
 SECRET_WORDS = frozenset(
     {
         "key",
@@ -40,7 +40,6 @@ SECRET_WORDS = frozenset(
         "secret",
         "password",
         "passwd",
-        "pwd",
         "auth",
         "authorization",
         "credential",

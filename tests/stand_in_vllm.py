@@ -7,6 +7,7 @@ serves the test server's oracle answers on that port. Behaviour from the environ
 - ``STANDIN_FAIL``: log an error and exit 1 instead of serving
 - ``STANDIN_DIE_AFTER``: exit (status 3) after this many chat requests
 - ``STANDIN_LATENCY``: seconds before each answer
+- ``STANDIN_ECHO``: a line to print at start (a server printing a token it was given)
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ def main() -> None:
     parser.add_argument("--port", type=int)
     parser.add_argument("--served-model-name")
     args, passthrough = parser.parse_known_args()
+    # vLLM prints its arguments at start, secrets included
     print(f"INFO stand-in vllm {args.command} {args.model} flags={passthrough}", flush=True)
+    if os.environ.get("STANDIN_ECHO"):
+        print(f"INFO {os.environ['STANDIN_ECHO']}", flush=True)
     if os.environ.get("STANDIN_STARTS"):
         with open(os.environ["STANDIN_STARTS"], "a") as fh:
             fh.write(f"{os.getpid()}\n")

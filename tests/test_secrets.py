@@ -1,0 +1,242 @@
+"""No secret at rest: what a secret looks like (pytest_bfcl/redact.py), and an end-to-end run
+with a sentinel key in the serving flags, the key variable and the endpoint URL, after which no
+file the run wrote, nor its output, holds the sentinel."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_bfcl.models.vllm_server import ServerStartError, VllmServer
+from pytest_bfcl.redact import (
+    MASK,
+    forget_registered_secrets,
+    redact_args,
+    redact_data,
+    redact_text,
+    register_secret,
+    register_secret_env,
+)
+from pytest_bfcl.settings import build_settings
+
+pytest_plugins = ["pytester"]
+TESTS = Path(__file__).resolve().parent
+STAND_IN = f"{sys.executable} {TESTS / 'stand_in_vllm.py'}"
+SENTINEL = "SENTINEL-SECRET-7f3a9c"
+NEEDLE = "7f3a9c"  # in every sentinel variant below
+
+
+@pytest.fixture(autouse=True)
+def fresh_registry():
+    forget_registered_secrets()
+    yield
+    forget_registered_secrets()
+
+
+# -- what a secret looks like -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        (f"$ vllm serve m --api-key {SENTINEL} --port 8000", "--api-key *** --port 8000"),
+        (f"vllm serve m --api-key={SENTINEL}", "--api-key=***"),
+        (f"vllm serve m --hf-token '{SENTINEL} x' --seed 1", "--hf-token '***' --seed 1"),
+        (f"--port 1 --auth-token {SENTINEL}", "--auth-token ***"),
+        (
+            f"flags=['--tool-call-parser', 'hermes', '--api-key', '{SENTINEL}']",
+            "'--api-key', '***'",
+        ),
+        (f'["--client-secret", "{SENTINEL}"]', '["--client-secret", "***"]'),
+        (f"Authorization: Bearer {SENTINEL}", "Authorization: Bearer ***"),
+        (f'{{"authorization": "Basic {SENTINEL}"}}', '"authorization": "Basic ***'),
+        (f"x-api-key: {SENTINEL}", "x-api-key: ***"),
+        (f"http://user:{SENTINEL}@gateway:8000/v1", "http://user:***@gateway:8000/v1"),
+        (f"http://gateway/v1?api_key={SENTINEL}&region=eu", "?api_key=***&region=eu"),
+        (f"(http://gateway/v1?x=1&token={SENTINEL})", "&token=***)"),
+    ],
+)
+def test_secrets_are_masked_by_their_place(text, masked):
+    redacted = redact_text(text)
+    assert NEEDLE not in redacted
+    assert masked in redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "vllm serve m --tokenizer mistral-tok --max-num-batched-tokens 8192",
+        "--api-key-env OPENAI_API_KEY --tool-call-parser hermes",
+        "http://127.0.0.1:8000/v1?page=2",
+        "--enable-auth --port 8000",  # a switch: the next flag is not its value
+        "{'api_key': 'abc'} is a model's argument, not ours",
+    ],
+)
+def test_what_is_not_a_secret_is_left_alone(text):
+    assert redact_text(text) == text
+
+
+def test_values_of_key_variables_are_masked_anywhere(monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", f"hf-{SENTINEL}")
+    monkeypatch.setenv("SERPAPI_API_KEY", f"serp-{SENTINEL}")
+    monkeypatch.setenv("MY_GATEWAY", f"gw-{SENTINEL}")
+    monkeypatch.setenv("SHORT_TOKEN", "abc")
+    text = f"loading with hf-{SENTINEL}; search serp-{SENTINEL}; gw-{SENTINEL}; abc"
+    assert redact_text(text) == f"loading with {MASK}; search {MASK}; gw-{SENTINEL}; abc"
+    register_secret_env("MY_GATEWAY")  # what --bfcl-api-key-env names, whatever its name
+    assert redact_text(text) == f"loading with {MASK}; search {MASK}; {MASK}; abc"
+
+
+def test_registered_values_are_masked_and_short_ones_ignored():
+    register_secret(SENTINEL)
+    register_secret("a")
+    assert redact_text(f"a key {SENTINEL}!") == f"a key {MASK}!"
+
+
+def test_data_is_redacted_recursively():
+    register_secret(SENTINEL)
+    data = {
+        "model": "vllm:acme/m",
+        "api_key": "whatever-it-is",
+        "api_key_env": "OPENAI_API_KEY",
+        "key": "a-cache-key-not-a-secret",
+        "serving_args": ["--tool-call-parser", "hermes", "--api-key", "k3y-value-xyz"],
+        "nested": [{"note": f"given {SENTINEL}"}, ("--hf-token=tok-value-1234", 3)],
+        "count": 3,
+    }
+    assert redact_data(data) == {
+        "model": "vllm:acme/m",
+        "api_key": MASK,
+        "api_key_env": "OPENAI_API_KEY",
+        "key": "a-cache-key-not-a-secret",
+        "serving_args": ["--tool-call-parser", "hermes", "--api-key", MASK],
+        "nested": [{"note": f"given {MASK}"}, ("--hf-token=***", 3)],
+        "count": 3,
+    }
+    assert redact_args(["--api-key", "k", "--port", "1"]) == ["--api-key", MASK, "--port", "1"]
+
+
+def test_build_settings_registers_the_run_secrets(monkeypatch):
+    monkeypatch.setenv("MY_GATEWAY", f"env-{SENTINEL}")
+    build_settings(
+        {
+            "model": "oracle",
+            "api_key_env": "MY_GATEWAY",
+            "vllm_args": f"--tool-call-parser hermes --api-key args-{SENTINEL}",
+            "base_urls": [f"http://u:url-{SENTINEL}@127.0.0.1:1/v1?token=q-{SENTINEL}"],
+        }
+    )
+    for value in (f"env-{SENTINEL}", f"args-{SENTINEL}", f"url-{SENTINEL}", f"q-{SENTINEL}"):
+        assert redact_text(f"seen: {value}.") == f"seen: {MASK}."
+
+
+def test_a_server_log_and_start_failure_hold_no_secret(tmp_path):
+    script = (
+        "import sys; print('args', sys.argv[1:]); "
+        f"print('downloading with hf-{SENTINEL}'); sys.exit(1)"
+    )
+    register_secret(f"hf-{SENTINEL}")
+    command = [sys.executable, "-c", script, "--api-key", f"args-{SENTINEL}"]
+    log = tmp_path / "vllm.log"
+    server = VllmServer(command, 1, log, startup_timeout=30)
+    with pytest.raises(ServerStartError) as info:
+        server.start()
+    text = log.read_text()
+    assert "downloading with ***" in text  # the server's own output went through the mask
+    assert "'--api-key', '***'" in text and "--api-key '***'" in text  # its flags and ours
+    assert NEEDLE not in text and NEEDLE not in str(info.value)
+    assert "downloading with ***" in str(info.value)
+
+
+# -- end to end -----------------------------------------------------------------------------------
+
+
+def leaks(root: Path, *outputs: str) -> list[str]:
+    """Every file under ``root`` (and every output) that holds the sentinel."""
+    found = [
+        str(path.relative_to(root))
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and NEEDLE.encode() in path.read_bytes()
+    ]
+    return found + [f"<output {i}>" for i, text in enumerate(outputs) if NEEDLE in text]
+
+
+def written_everywhere(out: Path) -> list[str]:
+    return [
+        f"--bfcl-report={out / 'report.json'}",
+        f"--bfcl-save-baseline={out / 'baseline.json'}",
+        f"--bfcl-results-dir={out / 'results'}",
+        f"--bfcl-csv={out / 'csv'}",
+        f"--bfcl-chart={out / 'chart.svg'}",
+        f"--bfcl-cache-dir={out / 'cache'}",
+        f"--junitxml={out / 'junit.xml'}",
+        "-p",
+        "no:cacheprovider",
+        "-v",
+        "-rA",
+    ]
+
+
+def check_written(out: Path) -> None:
+    """The run wrote what it should, so the search for the sentinel was not in vain."""
+    for name in ("report.json", "baseline.json", "chart.svg", "junit.xml"):
+        assert (out / name).is_file(), name
+    for name in ("results", "csv", "cache"):
+        assert any((out / name).rglob("*.*")), name
+
+
+def test_no_secret_at_rest_after_a_vllm_run(pytester, monkeypatch):
+    out = pytester.path / "out"
+    monkeypatch.setenv("STANDIN_CATEGORIES", "live_parallel")
+    monkeypatch.setenv("MY_GATEWAY", f"env-{SENTINEL}")
+    monkeypatch.setenv("HF_TOKEN", f"hf-{SENTINEL}")
+    monkeypatch.setenv("STANDIN_ECHO", f"fetching weights with hf-{SENTINEL}")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(out / "summary.md"))
+    monkeypatch.delenv("PYTEST_BFCL_VLLM_URL", raising=False)
+    result = pytester.runpytest_subprocess(
+        "--bfcl-model=vllm:acme/tool-model-7b",
+        f"--bfcl-vllm-exe={STAND_IN}",
+        f"--bfcl-vllm-args=--tool-call-parser hermes --api-key args-{SENTINEL} "
+        f"--hf-token=flag-{SENTINEL}",
+        f"--bfcl-vllm-log={out / 'vllm.log'}",
+        f"--bfcl-model-identity=step-4000 --api-key identity-{SENTINEL}",
+        "--bfcl-api-key-env=MY_GATEWAY",
+        "--bfcl-category=live_parallel",
+        *written_everywhere(out),
+    )
+    result.assert_outcomes(passed=16)
+    check_written(out)
+    log = (out / "vllm.log").read_text()
+    assert "--api-key '***'" in log and "fetching weights with ***" in log
+    assert '"serving_args"' in (out / "report.json").read_text()
+    assert leaks(pytester.path, result.stdout.str(), result.stderr.str()) == []
+
+
+@pytest.mark.parametrize(
+    "secret_in_url",
+    [
+        pytest.param(lambda url: url.replace("//", f"//bench:url-{SENTINEL}@"), id="password"),
+        pytest.param(lambda url: f"{url}?api_key=query-{SENTINEL}", id="query"),
+    ],
+)
+def test_no_secret_at_rest_after_an_endpoint_run(pytester, monkeypatch, dataset, secret_in_url):
+    from fake_openai import FakeOpenAI
+
+    out = pytester.path / "out"
+    monkeypatch.setenv("OPENAI_API_KEY", f"env-{SENTINEL}")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(out / "summary.md"))
+    with FakeOpenAI(dataset, ["live_parallel"]) as fake:
+        result = pytester.runpytest_subprocess(
+            "--bfcl-model=test-model",
+            f"--bfcl-base-url={secret_in_url(fake.base_url)}",
+            "--bfcl-category=live_parallel",
+            "--bfcl-retries=0",
+            *written_everywhere(out),
+        )
+    # a server that cannot take a query in its base URL fails the run: its message counts too
+    if result.ret == pytest.ExitCode.OK:
+        check_written(out)
+        assert '"base_urls"' in (out / "report.json").read_text()
+    assert leaks(pytester.path, result.stdout.str(), result.stderr.str()) == []
