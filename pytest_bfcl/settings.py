@@ -48,6 +48,8 @@ class Settings(BaseModel):
     baseline_common: bool = False  # compare on the common part of a mismatched baseline
     # gate on what was scored even when entries are missing (the reports say "incomplete")
     allow_incomplete: bool = False
+    # score each category over the entries present, as the leaderboard's --partial-eval
+    partial_eval: bool = False
     gate: GateSettings = GateSettings()
     min_scores: tuple[tuple[str, float], ...] = ()
     # subsets and extra reports
@@ -208,6 +210,14 @@ OPTIONS: tuple[Option, ...] = (
         "--bfcl-baseline-common",
         "baseline_common",
         "compare with a baseline from other data/categories/mode on the entries both have",
+        "flag",
+    ),
+    Option(
+        "--bfcl-partial-eval",
+        "partial_eval",
+        "score each category over the entries present, as the leaderboard's --partial-eval "
+        "(default: a category with missing entries is 'not run' in the group scores); "
+        "every report says so",
         "flag",
     ),
     Option(
@@ -575,6 +585,7 @@ RULES: dict[str, Rule] = {
     "save_baseline_path": FILE_TO_WRITE,
     "baseline_common": SWITCH,
     "allow_incomplete": SWITCH,
+    "partial_eval": SWITCH,
     "gate_mode": choice("significant", "any", "off"),
     "gate_alpha": number(above=0, below=1),
     "gate_min_drop": number(at_least=0),

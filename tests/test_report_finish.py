@@ -148,3 +148,17 @@ def test_written_paths_include_results_and_junit(tmp_path):
                          results_root=Path("results/m"))  # fmt: skip
     written = finish_run(outcome).written
     assert ("junit", junit) in written and ("generations", Path("results/m")) in written
+
+
+def test_partial_eval_scores_categories_over_the_entries_present():
+    board = ScoreBoard()
+    for name, n in (("simple_python", 300), ("simple_java", 100), ("simple_javascript", 50)):
+        for i in range(n):
+            board.add_verdict(f"{name}_{i}", name, i % 2 == 0)
+    default = board.scores()
+    assert default.groups["simple"].accuracy is None  # simple_python is missing 100 entries
+    assert default.groups["simple"].reference_accuracy == pytest.approx(1 / 3)  # python as 0
+    partial = board.scores(partial_eval=True)
+    assert partial.partial_eval
+    assert partial.groups["simple"].accuracy == pytest.approx(0.5)
+    assert partial.categories["simple_python"].accuracy == 0.5

@@ -74,7 +74,7 @@ class FinishedRun:
 def finish_run(outcome: RunOutcome) -> FinishedRun:
     """Scores, completeness and the gate; then every report file the settings ask for."""
     board, settings, baseline = outcome.board, outcome.settings, outcome.baseline
-    scores = board.scores()
+    scores = board.scores(partial_eval=settings.partial_eval)
     unpaired = None
     if baseline is not None and not settings.baseline_common:
         unpaired = board.unpaired(baseline.verdicts, baseline.covered_categories)

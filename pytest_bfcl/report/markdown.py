@@ -17,6 +17,8 @@ def markdown_summary(
         f"### BFCL V4: `{metadata.get('model')}` ({metadata.get('mode')})",
         "",
     ]
+    if scores.partial_eval:
+        lines += ["Scored as the leaderboard's `--partial-eval` (entries present only).", ""]
     if metadata.get("sample"):
         lines += [f"Sample: {metadata['sample']} (seed {metadata.get('seed')}).", ""]
     compared = {c.name: c for c in gate.comparisons} if gate else {}

@@ -32,6 +32,14 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
     lines = [
         f"model: {metadata.get('model')}  mode: {metadata.get('mode')}  dataset: "
         f"bfcl-eval {metadata.get('dataset', {}).get('version')}",
+        *(
+            [
+                "scoring: --bfcl-partial-eval (each category over the entries present, as the "
+                "leaderboard's --partial-eval; missing entries do not count)"
+            ]
+            if scores.partial_eval
+            else []
+        ),
         "",
         f"{'category':<26}{'correct':>9}{'total':>7}{'accuracy':>10}  note",
     ]

@@ -103,6 +103,8 @@ class Scores(BaseModel):
     groups: dict[str, GroupScore]
     overall: GroupScore
     partial: bool
+    # Scored as the leaderboard's --partial-eval (categories over the entries present).
+    partial_eval: bool = False
     format_sensitivity: FormatSensitivity | None = None
     # When web search was skipped (and nothing else is missing): the overall formula with
     # the agentic score taken from memory alone, so the run still has a comparable summary.
@@ -212,9 +214,11 @@ class ScoreBoard:
             key=natural_key,
         )
 
-    def scores(self) -> Scores:
+    def scores(self, partial_eval: bool = False) -> Scores:
+        """``partial_eval``: the leaderboard's ``--partial-eval`` semantics, each category scored
+        over the entries present and every category with any entry counted as run."""
         cats = self.category_scores()
-        groups = aggregate_groups(cats)
+        groups = aggregate_groups(cats, sized_by_run=partial_eval)
         overall = groups.pop("overall")
         without_web = groups.pop("overall_without_web_search")
         web_only_missing = bool(overall.missing) and set(overall.missing) <= set(WEB_SEARCH)
@@ -223,6 +227,7 @@ class ScoreBoard:
             groups=groups,
             overall=overall,
             partial=bool(overall.missing),
+            partial_eval=partial_eval,
             format_sensitivity=self._format_sensitivity(),
             overall_without_web_search=without_web.accuracy if web_only_missing else None,
         )

@@ -446,6 +446,7 @@ class BfclRun:
             },
             "plugin_version": __version__,
             "sample": self.settings.sample,
+            "partial_eval": self.settings.partial_eval,
             "seed": self.settings.seed if self.settings.sample is not None else None,
             "gate": self.settings.gate.model_dump(),
         }
