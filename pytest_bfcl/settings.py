@@ -179,6 +179,13 @@ OPTIONS: tuple[Option, ...] = (
         "non_live, python, non_python, memory, web_search, agentic); default all_scoring",
     ),
     Option(
+        "--bfcl-underscore-to-dot",
+        "underscore_to_dot",
+        "fc mode: true (default) when the model sees dotted function names with '_' for '.' and "
+        "answers so (OpenAI-style tools); false for models the leaderboard registers with "
+        "underscore_to_dot off, which see and answer the dotted names",
+    ),
+    Option(
         "--bfcl-strict-multi-turn",
         "strict_multi_turn",
         "multi-turn: fail calls made in turns where none should be made (off: leaderboard rules)",
@@ -576,6 +583,7 @@ RULES: dict[str, Rule] = {
     "mode": choice("fc", "prompt"),
     "categories": Rule("category and group names, comma-separated", _categories),
     "strict_multi_turn": SWITCH,
+    "underscore_to_dot": SWITCH,
     "data_dir": EXISTING_DIR,
     "report_path": FILE_TO_WRITE,
     "html_path": FILE_TO_WRITE,
