@@ -640,6 +640,7 @@ RULES: dict[str, Rule] = {
 
 _FLAGS = {opt.name: opt.flag for opt in OPTIONS}
 _APPEND_NAMES = {opt.name for opt in OPTIONS if opt.kind == "append"}
+_SWITCH_NAMES = {opt.name for opt in OPTIONS if opt.kind == "flag"}
 
 
 def _items(value: Any) -> list[Any]:
@@ -664,9 +665,12 @@ def _problem(name: str, value: Any, rule: Rule, exc: ValueError) -> str:
     return f"{flag}: {exc}"
 
 
-def _given(value: Any) -> bool:
-    # Not given: None (no option), "" or [] (empty ini value), False (a switch left off).
-    return not (value is None or value is False or (isinstance(value, str | list) and not value))
+def _given(name: str, value: Any) -> bool:
+    # Not given: None (no option), "" or [] (empty ini value), False for a switch (left off);
+    # False for any other setting is a value (``underscore_to_dot=False`` from Python).
+    if value is False:
+        return name not in _SWITCH_NAMES
+    return not (value is None or (isinstance(value, str | list) and not value))
 
 
 def _convert_all(clean: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -737,7 +741,7 @@ def build_settings(values: dict[str, Any]) -> Settings:
     against its option's rule; all problems are raised together as a ValueError, one line
     each, naming the options as the user typed them. The run's secrets are registered with
     :mod:`pytest_bfcl.redact` on the way."""
-    clean, problems = _convert_all({k: v for k, v in values.items() if _given(v)})
+    clean, problems = _convert_all({k: v for k, v in values.items() if _given(k, v)})
     problems += _cross_checks(clean)
     if problems:
         raise ValueError(redact_text("\n".join(problems)))

@@ -182,6 +182,13 @@ def test_python_values_are_held_to_the_same_rules():
     assert "--bfcl-retries" in rejection(retries=-1)
     assert "--bfcl-timeout" in rejection(timeout=math.inf)
     assert "--bfcl-concurrency" in rejection(concurrency=True)
+    # False is a value for a setting that is not a switch, and "left off" for a switch
+    assert (
+        build_settings({"model": "oracle", "underscore_to_dot": False}).underscore_to_dot is False
+    )
+    assert (
+        build_settings({"model": "oracle", "strict_multi_turn": False}).strict_multi_turn is False
+    )
 
 
 def test_settings_built_in_python_keep_working_and_are_checked():
