@@ -19,11 +19,18 @@ from pytest_bfcl.backends.base import Backend, BackendServices, ToolUnavailable
 from pytest_bfcl.backends.long_context import LongContext
 from pytest_bfcl.backends.registry import backend_class
 from pytest_bfcl.decode.errors import DecodeError
+from pytest_bfcl.decode.limits import MAX_TEXT_CHARS, Budget, check_int
 from pytest_bfcl.decode.python_calls import evaluate_literal_arithmetic
 
 # Names the benchmark refuses before evaluating, whatever they resolve to.
 DENIED_NAMES = frozenset({"kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"})
 MAX_NESTING = 32  # nested calls/containers in one argument
+# Calls one environment executes. The benchmark's longest conversations make a few dozen;
+# past this every call is answered with an error instead of running, so a stored result with
+# endless steps cannot make an entry run for hours (the messaging backend, for one, loops
+# forever looking for a free id once 90,000 messages exist). Deliberate deviation: the
+# reference executes every call it is given.
+MAX_EXECUTED_CALLS = 2_000
 
 
 class CallError(Exception):
@@ -37,6 +44,11 @@ class Environment:
 
     instances: dict[str, Backend]
     _owners: dict[str, Backend] = field(default_factory=dict, repr=False)
+    # Sequences built by arithmetic in arguments, over all the environment's calls: the
+    # benchmark's calls never repeat anything, and a per-call budget would let many small
+    # calls (``echo(content='x' * 10**5)``) grow the state without bound.
+    _budget: Budget = field(default_factory=Budget, repr=False)
+    _executed: int = field(default=0, repr=False)
 
     @classmethod
     def create(
@@ -69,11 +81,14 @@ class Environment:
         return [self.execute_one(call) for call in calls]
 
     def execute_one(self, call: str) -> str:
-        name = call.split("(")[0]
+        name = call.split("(", 1)[0]
         if "." in name:
             name = name.split(".")[1]
         if name in DENIED_NAMES:
             return f"Error during execution: Function call {name} is not allowed."
+        if self._executed >= MAX_EXECUTED_CALLS:
+            return f"Error during execution: more than {MAX_EXECUTED_CALLS:,} calls in one entry"
+        self._executed += 1
         try:
             return render_result(self._run(call))
         except ToolUnavailable:
@@ -84,6 +99,8 @@ class Environment:
     # -- evaluation -----------------------------------------------------------------------------
 
     def _run(self, call: str) -> Any:
+        if len(call) > MAX_TEXT_CHARS:
+            raise CallError(f"the call is longer than {MAX_TEXT_CHARS:,} characters")
         try:
             tree = ast.parse(call.strip(), filename="<string>", mode="eval")
         except SyntaxError as exc:
@@ -126,6 +143,8 @@ class Environment:
         if isinstance(node, ast.Call):
             return self._call(node, depth)
         if isinstance(node, ast.Constant):
+            if type(node.value) is int:
+                self._bounded_int(node.value)
             return node.value
         if isinstance(node, ast.Name):
             raise CallError(f"name '{node.id}' is not defined")
@@ -147,9 +166,15 @@ class Environment:
         raise CallError(f"unsupported expression in a call: {ast.unparse(node)[:80]}")
 
     @staticmethod
-    def _arithmetic(node: ast.expr) -> Any:
+    def _bounded_int(value: int) -> None:
         try:
-            return evaluate_literal_arithmetic(node)
+            check_int(value)
+        except DecodeError as exc:
+            raise CallError(str(exc)) from None
+
+    def _arithmetic(self, node: ast.expr) -> Any:
+        try:
+            return evaluate_literal_arithmetic(node, self._budget)
         except DecodeError as exc:
             raise CallError(str(exc)) from None
 

@@ -12,8 +12,12 @@ from pytest_bfcl.backends.base import Backend
 
 # Bounds on work a call may ask for; the benchmark's inputs are far below them. Without them a
 # model could stall a worker with ``logarithm(precision=10**9)`` or ``power(10, 10**12)``.
+# Deliberate deviation: past a bound the call answers with an error value where the
+# reference would compute for hours.
 MAX_PRECISION = 10_000
 MAX_POWER_BITS = 1_000_000
+# ``round(5, -10**9)`` computes ``10**(10**9)`` for an integer; digits beyond this are refused.
+MAX_ROUND_DIGITS = 10_000
 
 _TO_METERS = {"km": 1000, "m": 1, "cm": 0.01, "mm": 0.001, "um": 1e-06, "nm": 1e-09}
 _IMPERIAL = {
@@ -36,8 +40,23 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float)
 
 
+def _as_count(value: Any) -> int | None:
+    """The integer a library makes of ``value`` (mpmath calls ``int()`` on a precision, so
+    ``1e9``, ``True`` and ``"1000000000"`` all count), or ``None`` when it has none (the
+    library then fails on it by itself, which the method reports)."""
+    if isinstance(value, bool | int):
+        return int(value)
+    if isinstance(value, float | str):
+        try:
+            return int(value)
+        except (ValueError, OverflowError):  # nan, inf, text, more than 4,300 digits
+            return None
+    return None
+
+
 def _precision_ok(precision: Any) -> bool:
-    return not isinstance(precision, int) or precision <= MAX_PRECISION
+    count = _as_count(precision)
+    return count is None or count <= MAX_PRECISION
 
 
 class MathAPI(Backend):
@@ -160,6 +179,12 @@ class MathAPI(Backend):
             return {"error": "Input must be a number"}
 
     def round_number(self, number: float, decimal_places: int = 0) -> dict[str, Any]:
+        # Only an integer is accepted by ``round``; anything else fails below by itself.
+        if isinstance(decimal_places, int) and abs(decimal_places) > MAX_ROUND_DIGITS:
+            return {
+                "error": f"decimal_places must be between -{MAX_ROUND_DIGITS} and "
+                f"{MAX_ROUND_DIGITS}"
+            }
         try:
             return {"result": round(number, decimal_places)}
         except TypeError:

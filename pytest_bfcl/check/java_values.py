@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pytest_bfcl.decode.limits import MAX_CONVERTED_CHARS
+
 JAVA_TYPES: dict[str, type] = {
     "byte": int,
     "short": int,
@@ -55,6 +57,8 @@ class UnsupportedJavaType(ValueError):
 def convert_java(value: str, java_type: str, item_type: str | None = None) -> Any:
     if java_type not in JAVA_TYPES:
         raise UnsupportedJavaType(f"unsupported Java type {java_type!r}")
+    if len(value) > MAX_CONVERTED_CHARS:
+        return value  # too long to read with the reference's regexes (see decode.limits)
     if java_type in ("byte", "short", "integer"):
         return int(value) if _INT.match(value) else value
     if java_type == "float":

@@ -10,6 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pytest_bfcl.decode.lazy_lists import ItemList, lazy_list_end, skip_space
+from pytest_bfcl.decode.limits import MAX_CONVERTED_CHARS
+
 JS_TYPES: dict[str, type] = {
     "String": str,
     "integer": int,
@@ -24,9 +27,13 @@ JS_TYPES: dict[str, type] = {
 _INT = re.compile(r"^-?\d+$")
 _FLOAT = re.compile(r"^-?\d+(\.\d+)?$")
 _BIGINT = re.compile(r"^-?\d+n$")
-_ARRAY_2D = re.compile(
-    r"\[\s*\[.*?\]\s*(,\s*\[.*?\]\s*)*\]|\bnew\s+Array\(\s*\[.*?\]\s*(,\s*\[.*?\]\s*)*\)"
-)
+# The reference matches 2-D arrays with
+#   \[\s*\[.*?\]\s*(,\s*\[.*?\]\s*)*\]|\bnew\s+Array\(\s*\[.*?\]\s*(,\s*\[.*?\]\s*)*\)
+# (``re.match``), which backtracks exponentially (a 100-character ``[[], [], ...`` takes
+# seconds); ``_array_2d_end`` finds the same match in linear time (decode.lazy_lists).
+_ROWS_IN_BRACKETS = ItemList(item_open="[", item_close="]", close="]", dotall=False)
+_ROWS_IN_NEW_ARRAY = ItemList(item_open="[", item_close="]", close=")", dotall=False)
+_NEW_ARRAY = re.compile(r"new\s+Array\(")
 _ARRAY = re.compile(r"\[(.*?)\]|\bnew\s+Array\((.*?)\)")
 _INNER = re.compile(r"\[(.*?)\]")
 _OBJECT = re.compile(r"\{(.*?)\}")
@@ -46,6 +53,8 @@ def _quoted(text: str) -> bool:
 def convert_js(value: str, js_type: str, item_type: str | None = None) -> Any:
     if js_type not in JS_TYPES:
         raise UnsupportedJsType(f"unsupported JavaScript type {js_type!r}")
+    if len(value) > MAX_CONVERTED_CHARS:
+        return value  # too long to read with the reference's regexes (see decode.limits)
     if js_type == "String":
         return value[1:-1] if _quoted(value) else value
     if js_type == "integer":
@@ -63,12 +72,24 @@ def convert_js(value: str, js_type: str, item_type: str | None = None) -> Any:
     return value  # any
 
 
+def _array_2d_end(code: str) -> int | None:
+    """Where the reference's 2-D array pattern, matched at the start of ``code``, ends."""
+    if code.startswith("["):
+        end = lazy_list_end(_ROWS_IN_BRACKETS, code, skip_space(code, 1))
+        if end is not None:
+            return end
+    opening = _NEW_ARRAY.match(code)  # ``\b`` holds at the start: ``n`` is a word character
+    if opening is not None:
+        return lazy_list_end(_ROWS_IN_NEW_ARRAY, code, skip_space(code, opening.end()))
+    return None
+
+
 def _array(code: str, item_type: str | None) -> Any:
     try:
-        match = _ARRAY_2D.match(code)
-        if match:
+        end = _array_2d_end(code)
+        if end is not None:
             rows = []
-            for idx, inner in enumerate(_INNER.findall(match.group(0))):
+            for idx, inner in enumerate(_INNER.findall(code[:end])):
                 inner = inner.strip()
                 if idx == 0 and inner.startswith("["):
                     inner = inner[1:]

@@ -22,7 +22,9 @@ from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.models import Entry, MultiTurnAnswer
 from pytest_bfcl.decode.errors import DecodeError
 from pytest_bfcl.decode.fc import decode_fc_execute
+from pytest_bfcl.decode.limits import clip
 from pytest_bfcl.decode.prompting import decode_prompting_execute
+from pytest_bfcl.errors import InfrastructureError
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,8 @@ def decode_step(raw: Any, mode: str) -> list[str]:
         return decode_prompting_execute(raw)
     except DecodeError:
         raise
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise DecodeError(f"{type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # whatever the output makes a decoder raise is the model's failure
+        raise DecodeError(f"{type(exc).__name__}: {clip(str(exc))}") from None
 
 
 def is_empty_calls(calls: list[str]) -> bool:
@@ -99,6 +101,31 @@ def evaluate_multi_turn(
     result: Any,
     options: MultiTurnOptions,
     long_context: LongContext | None = None,
+) -> Verdict:
+    try:
+        return _evaluate_multi_turn(entry, answer, result, options, long_context)
+    except InfrastructureError:
+        raise  # the run's fault (a tool that cannot work), not the model's
+    except Exception as exc:  # anything the output makes the checker raise is a verdict
+        return Verdict(
+            id=entry.id,
+            category=entry.category,
+            model_output=result,
+            valid=False,
+            error_type="multi_turn:unreadable_output",
+            errors=[
+                f"the checker could not read the output: {type(exc).__name__}: {clip(str(exc))}"
+            ],
+            expected=answer.ground_truth,
+        )
+
+
+def _evaluate_multi_turn(
+    entry: Entry,
+    answer: MultiTurnAnswer,
+    result: Any,
+    options: MultiTurnOptions,
+    long_context: LongContext | None,
 ) -> Verdict:
     base = {"id": entry.id, "category": entry.category, "model_output": result}
     expected = answer.ground_truth

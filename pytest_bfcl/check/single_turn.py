@@ -11,6 +11,7 @@ from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, category_of_id
 from pytest_bfcl.dataset.models import AstAnswer, Entry
 from pytest_bfcl.decode import DecodeError, PromptFormat, decode_fc_ast, decode_prompting_ast
+from pytest_bfcl.decode.limits import clip
 from pytest_bfcl.decode.prompting import DEFAULT_FORMAT
 
 Mode = Literal["fc", "prompt"]
@@ -42,16 +43,16 @@ def prompt_format_of(entry: Entry) -> PromptFormat:
 
 def decode_single_turn(result: Any, entry: Entry, options: ScoringOptions) -> Any:
     """Decode a raw output with the model's decoder; raises :class:`DecodeError`."""
-    if options.mode == "fc":
-        return decode_fc_ast(result)
-    # Format sensitivity checks with Python types whatever the source category.
-    language = "python" if entry.format_config else language_of(entry.category)
     try:
+        if options.mode == "fc":
+            return decode_fc_ast(result)
+        # Format sensitivity checks with Python types whatever the source category.
+        language = "python" if entry.format_config else language_of(entry.category)
         return decode_prompting_ast(result, prompt_format_of(entry), language)
     except DecodeError:
         raise
-    except Exception as exc:  # a decoder bug must not abort the run: report it on the entry
-        raise DecodeError(f"{type(exc).__name__}: {exc}") from exc
+    except Exception as exc:  # whatever the output makes a decoder raise is the model's failure
+        raise DecodeError(f"{type(exc).__name__}: {clip(str(exc))}") from exc
 
 
 def evaluate_single_turn(
@@ -106,6 +107,15 @@ def evaluate_ast(entry: Entry, answer: AstAnswer, result: Any, options: ScoringO
             valid=False,
             error_type="ast_checker:unsupported",
             errors=[str(exc)],
+            decoded=decoded,
+            expected=expected,
+        )
+    except Exception as exc:  # a decoded value the checker cannot compare: still a verdict
+        return Verdict(
+            **base,
+            valid=False,
+            error_type="ast_checker:unreadable_value",
+            errors=[f"the checker could not read the output: {type(exc).__name__}: {exc}"],
             decoded=decoded,
             expected=expected,
         )

@@ -4,24 +4,41 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
 from pytest_bfcl.decode.errors import DecodeError
+from pytest_bfcl.decode.lazy_lists import ItemList, skip_space
 
-_JSON_CALL_LIST = re.compile(r"\[\s*{.*?}\s*(?:,\s*{.*?}\s*)*\]", re.DOTALL)
+# The reference cuts the call list out of the text with ``re.search`` and the pattern
+# ``\[\s*{.*?}\s*(?:,\s*{.*?}\s*)*\]`` (DOTALL), which backtracks exponentially on
+# ``[{}, {}, ... x``; the same match, in linear time (see ``decode.lazy_lists``).
+_JSON_CALL_LIST = ItemList(item_open="{", item_close="}", close="]", dotall=True)
+
+
+def json_call_list_span(text: str) -> tuple[int, int] | None:
+    """Start and end of the reference regex's match in ``text``, or ``None``."""
+    table = _JSON_CALL_LIST.table(text)
+    start = text.find("[")
+    while start >= 0:
+        end = table.items_end(skip_space(text, start + 1))
+        if end is not None:
+            return start, end
+        start = text.find("[", start + 1)
+    return None
 
 
 def parse_json_calls(text: str) -> list[dict[str, Any]]:
     """``[{"function": name, "parameters": {...}}, ...]`` -> calls."""
-    match = _JSON_CALL_LIST.search(text)
-    if match:
-        text = match.group(0)
+    span = json_call_list_span(text)
+    if span is not None:
+        text = text[span[0] : span[1]]
     try:
         decoded = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         return []  # Quirk: unreadable JSON is "no calls", not a decode failure
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise DecodeError(f"unreadable JSON: {exc}") from None
     if isinstance(decoded, dict | str):
         return []  # iterating keys or characters finds no call objects
     if not isinstance(decoded, list):

@@ -3,7 +3,6 @@ the return formats (Python, JSON, verbose/concise XML, Java, JavaScript)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -15,14 +14,12 @@ from pytest_bfcl.decode.formats import (
     parse_json_calls,
     parse_verbose_xml_calls,
 )
+from pytest_bfcl.decode.limits import check_calls, check_text_length
 from pytest_bfcl.decode.python_calls import parse_python_calls
 from pytest_bfcl.decode.treesitter import parse_java_calls, parse_javascript_calls
 
 ReturnFormat = Literal["python", "json", "verbose_xml", "concise_xml"]
 _CONFIG_KEYS = ("ret_fmt", "tool_call_tag", "func_doc_fmt", "prompt_fmt", "style")
-_TAG = re.compile(r"<TOOLCALL>(.*?)</TOOLCALL>", re.DOTALL)
-_XML_BLOCK = re.compile(r"<functions>(.*?)</functions>", re.DOTALL)
-_JSON_LIST = re.compile(r"\[.*\]", re.DOTALL)
 
 
 class PromptFormat(BaseModel):
@@ -68,18 +65,48 @@ def _normalise(text: str) -> str:
     return text
 
 
+# The reference finds these spans with regular expressions (``<TOOLCALL>(.*?)</TOOLCALL>``,
+# ``<functions>(.*?)</functions>``, ``\[.*\]``, all DOTALL). A search for them retries every
+# start position, quadratic on text with many openers and no closer; the ``str.find`` versions
+# below return the same spans in linear time.
+
+
+def _tag_body(text: str, opening: str, closing: str) -> tuple[int, int] | None:
+    """Start and end of what lies between the first ``opening`` and the first ``closing`` after
+    it (the regex's leftmost, shortest match), or ``None``."""
+    start = text.find(opening)
+    if start < 0:
+        return None
+    end = text.find(closing, start + len(opening))
+    return None if end < 0 else (start + len(opening), end)
+
+
+def _json_list_span(text: str) -> str | None:
+    r"""From the first ``[`` to the last ``]`` after it (the greedy ``\[.*\]``), or ``None``."""
+    start = text.find("[")
+    end = text.rfind("]")
+    return text[start : end + 1] if 0 <= start < end else None
+
+
 def decode_prompting_ast(
     text: Any, fmt: PromptFormat = DEFAULT_FORMAT, language: str = "python"
 ) -> list[dict[str, Any]] | None:
     """Decode a prompting model's text into calls; raise :class:`DecodeError` if unreadable."""
     if not isinstance(text, str):
         raise DecodeError(f"expected text output, got {type(text).__name__}")
-    text = _normalise(text)
+    check_text_length(text)
+    calls = _decode_text(_normalise(text), fmt, language)
+    if calls is not None:
+        check_calls(calls)
+    return calls
+
+
+def _decode_text(text: str, fmt: PromptFormat, language: str) -> list[dict[str, Any]] | None:
     if fmt.tool_call_tag:
-        match = _TAG.search(text)
-        if not match:
+        span = _tag_body(text, "<TOOLCALL>", "</TOOLCALL>")
+        if span is None:
             raise DecodeError("No tool call tag found in the output")
-        text = match.group(1).strip()
+        text = text[span[0] : span[1]].strip()
     if language == "java":
         return parse_java_calls(text[1:-1])  # drop the brackets added above
     if language == "javascript":
@@ -87,14 +114,15 @@ def decode_prompting_ast(
     if fmt.ret_fmt == "python":
         return parse_python_calls(text.strip().strip("'"))
     if fmt.ret_fmt == "json":
-        match = _JSON_LIST.search(text)
-        return parse_json_calls(match.group(0) if match else text)
-    match = _XML_BLOCK.search(text)
-    if not match:
+        found = _json_list_span(text)
+        return parse_json_calls(found if found is not None else text)
+    span = _tag_body(text, "<functions>", "</functions>")
+    if span is None:
         raise DecodeError("No XML function call found: missing <functions> tag")
+    block = text[span[0] - len("<functions>") : span[1] + len("</functions>")]
     if fmt.ret_fmt == "verbose_xml":
-        return parse_verbose_xml_calls(match.group(0))
-    return parse_concise_xml_calls(match.group(0))
+        return parse_verbose_xml_calls(block)
+    return parse_concise_xml_calls(block)
 
 
 def decode_prompting_execute(text: Any, tool_call_tag: bool = False) -> list[str]:

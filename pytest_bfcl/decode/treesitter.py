@@ -11,6 +11,12 @@ from functools import cache
 from typing import Any
 
 from pytest_bfcl.decode.errors import DecodeError
+from pytest_bfcl.decode.limits import MAX_DEPTH
+
+# Syntax-tree depth read from a Java or JavaScript answer. Tree-sitter parses any depth, but
+# printing the tree (how the reference looks for errors) recurses in C and crashes the process
+# at about 20,000 levels, and the value readers below recurse in Python.
+MAX_TREE_DEPTH = 4 * MAX_DEPTH  # a value level is a few syntax nodes (array, list, element)
 
 
 @cache
@@ -36,11 +42,35 @@ def _parser(language: str) -> Any:
 
 
 def _tree(source: str, language: str) -> tuple[Any, bytes]:
-    data = source.encode("utf-8")
+    try:
+        data = source.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate
+        raise DecodeError(f"the {language} source is not valid Unicode: {exc}") from None
     root = _parser(language).parse(data).root_node
-    if "ERROR" in str(root):
+    # The reference tests ``"ERROR" in str(root)``: an ERROR node anywhere in the tree (MISSING
+    # nodes do not count). The same question, answered by an iterative walk.
+    if _has_error_node(root):
         raise DecodeError(f"Error parsing the {language} source code.")
     return root, data
+
+
+def _has_error_node(root: Any) -> bool:
+    """Walk the whole tree without recursion; refuse it when it is too deep to read."""
+    cursor = root.walk()
+    depth = 0
+    while True:
+        node = cursor.node
+        if node.type == "ERROR":
+            return True
+        if depth >= MAX_TREE_DEPTH and node.child_count:
+            raise DecodeError(f"the source is nested more than {MAX_TREE_DEPTH} levels deep")
+        if cursor.goto_first_child():
+            depth += 1
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return False
+            depth -= 1
 
 
 def _text(node: Any, data: bytes) -> str:
