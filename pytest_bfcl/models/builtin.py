@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_bfcl.check.single_turn import ScoringOptions
-from pytest_bfcl.dataset.fetch import DataSource
-from pytest_bfcl.dataset.texts import load_texts
 from pytest_bfcl.hookspecs import hookimpl
-from pytest_bfcl.models.base import Model, ModelSpecError
-from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
-from pytest_bfcl.models.oracle import OracleModel
-from pytest_bfcl.models.replay import ReplayModel
-from pytest_bfcl.models.vllm_server import make_vllm_model
-from pytest_bfcl.run.cache import ResponseCache
-from pytest_bfcl.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_bfcl.check.single_turn import ScoringOptions
+    from pytest_bfcl.dataset.fetch import DataSource
+    from pytest_bfcl.models.base import Model
+    from pytest_bfcl.settings import Settings
 
 
 @hookimpl(trylast=True)
@@ -28,12 +24,19 @@ def pytest_bfcl_make_model(
 ) -> Model | None:
     """``oracle``, ``replay:DIR``, ``vllm:MODEL_OR_PATH`` (a server the plugin starts), or the
     name of a model served by an OpenAI-compatible endpoint (``--bfcl-base-url``)."""
+    # Imported here: this module is registered in every pytest run, model or not.
+    from pytest_bfcl.models.base import ModelSpecError
+
     if spec == "oracle":
+        from pytest_bfcl.models.oracle import OracleModel
+
         return OracleModel(scoring)
     if spec.startswith("replay:"):
         directory = spec.removeprefix("replay:")
         if not directory:
             raise ModelSpecError("replay needs a directory: --bfcl-model=replay:DIR")
+        from pytest_bfcl.models.replay import ReplayModel
+
         return ReplayModel(Path(directory), scoring)
     if settings is None or source is None:
         raise ModelSpecError(f"unknown model {spec!r}: use 'oracle' or 'replay:DIR'")
@@ -42,10 +45,21 @@ def pytest_bfcl_make_model(
             "real models need the benchmark's prompt texts, which are read from the pinned "
             "release; use it (no --bfcl-data) or point --bfcl-data at an unpacked bfcl-eval root"
         )
+    return _endpoint_model(spec, settings, scoring, source.unpacked_root, hook)
+
+
+def _endpoint_model(
+    spec: str, settings: Settings, scoring: ScoringOptions, unpacked_root: Path, hook: Any
+) -> Model:
+    from pytest_bfcl.dataset.texts import load_texts
+    from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
+    from pytest_bfcl.models.vllm_server import make_vllm_model
+    from pytest_bfcl.run.cache import ResponseCache
+
     cache = None
     if not settings.no_cache:
         cache = ResponseCache(settings.cache_dir or Path(".bfcl-cache"), refresh=settings.refresh)
-    texts = load_texts(source.unpacked_root)
+    texts = load_texts(unpacked_root)
     if spec.startswith("vllm:"):
         return make_vllm_model(spec, settings, scoring, texts, cache, hook)
     endpoint = EndpointSettings.from_settings(

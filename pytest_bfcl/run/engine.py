@@ -12,7 +12,6 @@ Usable without pytest::
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import uuid
@@ -42,7 +41,7 @@ from pytest_bfcl.models.base import (
     StepModel,
     Task,
 )
-from pytest_bfcl.redact import redact_data
+from pytest_bfcl.redact import redact_data, register_secret_env
 from pytest_bfcl.run.conversation import Conversation
 from pytest_bfcl.run.memory_flow import MemoryFlow
 from pytest_bfcl.run.results_dir import ResultsWriter, model_dir_name
@@ -52,8 +51,6 @@ from pytest_bfcl.web.access import WebAccess, WebSettings
 
 # Kinds that run as multi-step conversations when the model can hold one.
 CONVERSATION_KINDS = (Kind.MULTI_TURN, Kind.MEMORY, Kind.WEB_SEARCH)
-# Shared by the controller and its xdist workers: memory snapshots made in this session.
-SESSION_ENV = "PYTEST_BFCL_SESSION"
 WEB_OFF_REASON = "web search is off in this run (--bfcl-web=off); not counted in the scores"
 
 
@@ -120,7 +117,11 @@ class Skip:
 class BfclRun:
     """Everything one session needs: settings, data, the model, and how to score."""
 
-    def __init__(self, settings: Settings, dataset: Dataset, model: Model) -> None:
+    def __init__(
+        self, settings: Settings, dataset: Dataset, model: Model, session: str | None = None
+    ) -> None:
+        """``session``: the name shared by the processes of one run (an xdist controller and its
+        workers), which share the memory snapshots made in it; a new one by default."""
         self.settings = settings
         self.dataset = dataset
         self.model = model
@@ -133,7 +134,7 @@ class BfclRun:
         self._submitted: set[str] = set()
         self.results: ResultsWriter | None = None
         self.progress = Progress()
-        self.session = os.environ.get(SESSION_ENV) or uuid.uuid4().hex
+        self.session = session or uuid.uuid4().hex
         self._services: BackendServices | None = None
         self._memory: MemoryFlow | None = None
         self._lazy = threading.Lock()
@@ -141,13 +142,14 @@ class BfclRun:
             self.results = ResultsWriter(Path(settings.results_dir), model.name)
 
     @classmethod
-    def create(cls, settings: Settings, hook: Any = None) -> BfclRun:
+    def create(cls, settings: Settings, hook: Any = None, session: str | None = None) -> BfclRun:
         """``hook``: pytest's ``config.hook`` (or any manager's relay with the hooks of
         :mod:`pytest_bfcl.hookspecs`); by default the built-in models only."""
+        register_secret_env(settings.api_key_env)  # masked in everything the run writes
         scoring = ScoringOptions(settings.mode, settings.underscore_to_dot)
         source = resolve_data_source(settings.data_dir)
         model = make_model(settings.model, scoring, settings, source, hook)
-        return cls(settings, Dataset(source), model)
+        return cls(settings, Dataset(source), model, session)
 
     @property
     def source(self) -> DataSource:

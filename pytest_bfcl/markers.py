@@ -1,0 +1,23 @@
+"""The markers of BFCL items: ``bfcl``, ``bfcl_<category>``, ``bfcl_<group>`` and the agentic
+kinds, registered so that ``--strict-markers`` accepts them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pytest
+
+from pytest_bfcl.dataset.categories import Category
+
+
+def marker_names(category: Category) -> list[str]:
+    names = ["bfcl", f"bfcl_{category.name}", f"bfcl_{category.group}"]
+    if category.kind.value in ("memory", "web_search"):
+        names.append(f"bfcl_{category.kind.value}")
+    return list(dict.fromkeys(names))
+
+
+def register_markers(config: pytest.Config, categories: Iterable[Category]) -> None:
+    names = dict.fromkeys(n for c in categories for n in marker_names(c))
+    for name in names:
+        config.addinivalue_line("markers", f"{name}: pytest-bfcl entries ({name})")

