@@ -10,11 +10,13 @@ it occurs between word boundaries, anywhere in the message.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from pytest_bfcl.check.multi_turn import decode_step, is_empty_calls
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.models import AgenticAnswer, Entry
+from pytest_bfcl.decode.limits import short_repr
 
 _DROPPED = re.compile(r"[,./\-_*^()]")
 
@@ -39,21 +41,28 @@ def matching_answer(message: Any, expected: list[str]) -> str | None:
 def _as_text(message: Any) -> str:
     if type(message) is list:
         message = message[0]
-    return message if type(message) is str else str(message)
+    if type(message) is str:
+        return message
+    try:
+        return str(message)
+    except Exception:  # a value Python cannot print (an integer of more than 4,300 digits)
+        return short_repr(message)
 
 
-def final_message(steps: list[Any], mode: str) -> Any:
-    """The last step that is not a call list (``None`` when every step is one)."""
-    last = None
-    for step in steps:
+def final_message(steps: Sequence[Any], mode: str) -> Any:
+    """The last step that is not a call list (``None`` when every step is one).
+
+    The reference decodes every step and keeps the last message; walking back from the end
+    finds the same step after decoding only the steps behind it (a turn stored as a 50 MB
+    string is 50 million one-character steps)."""
+    for step in reversed(steps):
         try:
             calls = decode_step(step, mode)
         except Exception:  # whatever fails to decode is a message, as in the benchmark
-            last = step
-            continue
+            return step
         if is_empty_calls(calls):
-            last = step
-    return last
+            return step
+    return None
 
 
 def evaluate_agentic(entry: Entry, answer: AgenticAnswer | None, result: Any, mode: str) -> Verdict:
@@ -81,7 +90,10 @@ def evaluate_agentic(entry: Entry, answer: AgenticAnswer | None, result: Any, mo
     # The benchmark walks the turn as it is stored: a list of steps (or, oddly, the characters
     # of a string, the keys of a dict).
     turn = result[0]
-    steps = list(turn) if isinstance(turn, list | str | dict) else [turn]
+    # A string is walked in place rather than copied into a list of characters.
+    steps: Sequence[Any] = (
+        turn if isinstance(turn, list | str) else list(turn) if isinstance(turn, dict) else [turn]
+    )
     message = final_message(steps, mode)
     if not message:  # an empty final text counts as no message at all, as in the benchmark
         return verdict(
