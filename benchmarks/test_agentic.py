@@ -33,9 +33,8 @@ def _forget_embeddings() -> None:
 
 
 def _run(category: str, directory: Path, session: str) -> BfclRun:
-    run = BfclRun.create(Settings(model="oracle", categories=category, memory_dir=directory))
-    run.session = session
-    return run
+    settings = Settings(model="oracle", categories=category, memory_dir=directory)
+    return BfclRun.create(settings, session=session)
 
 
 @pytest.mark.parametrize("category", MEMORY)
@@ -48,7 +47,7 @@ def test_memory_prerequisites_per_backend(benchmark, category, tmp_path):
     def prerequisites() -> int:
         _forget_embeddings()
         run = _run(category, tmp_path, f"round-{next(rounds)}")  # a new session each round
-        flow = run.memory_flow()
+        flow = run.wiring.memory_flow()
         return sum(flow.final_snapshot(category, s) is not None for s in MEMORY_SCENARIOS)
 
     assert benchmark.pedantic(prerequisites, rounds=3, iterations=1) == 5
@@ -60,7 +59,7 @@ def test_memory_questions_per_backend(benchmark, category, tmp_path):
         pytest.importorskip("sentence_transformers")
     run = _run(category, tmp_path, "questions")
     for scenario in MEMORY_SCENARIOS:
-        run.memory_flow().final_snapshot(category, scenario)
+        run.wiring.memory_flow().final_snapshot(category, scenario)
     ids = [e.id for e in run.entries_for(category)]
 
     def questions() -> int:

@@ -242,6 +242,8 @@ def test_memory_questions_start_interleaved_by_scenario(data_source):
     run = BfclRun.create(
         Settings(model="oracle", categories="memory_kv", data_dir=data_source.data_dir)
     )
-    ids = sorted((e.id for e in run.entries_for("memory_kv")), key=run._start_order)
+    from pytest_bfcl.run.scheduler import start_order
+
+    ids = [e.id for e in sorted(run.entries_for("memory_kv"), key=start_order)]
     first_wave = {i.split("-")[1] for i in ids[:5]}
     assert first_wave == {"student", "customer", "finance", "healthcare", "notetaker"}

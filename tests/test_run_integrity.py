@@ -328,15 +328,8 @@ def test_missing_packages_are_found_before_generation(monkeypatch):
 
 
 def test_missing_extra_ends_the_session_with_one_line(pytester, common, monkeypatch):
-    pytester.makeconftest(
-        """
-import importlib.util
-real = importlib.util.find_spec
-def pytest_configure(config):
-    import pytest_bfcl.run.preflight as preflight
-    preflight.importlib.util.find_spec = lambda name, *a: None if name == "faiss" else real(name, *a)
-"""
-    )
+    real = preflight._find_spec
+    monkeypatch.setattr(preflight, "_find_spec", lambda n: None if n == "faiss" else real(n))
     result = pytester.runpytest("--bfcl-model=oracle", "--bfcl-category=memory_vector",
                                 "--bfcl-web=off", *common)  # fmt: skip
     assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -70,6 +70,16 @@ class ModelSpecError(ValueError):
     """A ``--bfcl-model`` spelling that no handler can build."""
 
 
+@dataclass(frozen=True)
+class Skip:
+    """An entry that is collected but not scored, with the reason. ``excluded``: the run's own
+    options leave it out (web search off, format sensitivity in fc mode), so it is not counted
+    as missing; any other skip (no stored result, say) leaves the run incomplete."""
+
+    reason: str
+    excluded: bool = False
+
+
 class NotGenerated(Exception):
     """The model has no output for this entry (e.g. a replay directory without it); the item is
     skipped with this reason rather than scored."""
@@ -83,6 +93,63 @@ class Model(Protocol):
     def generate(self, task: Task) -> Generation: ...
 
     def metadata(self) -> dict[str, Any]: ...
+
+
+class ModelBase:
+    """What the engine asks of every model beyond :class:`Model`, with the defaults that suit a
+    local model. Built-in models derive from it; a project's own model (from the
+    ``pytest_bfcl_make_model`` hook) may, or is given these defaults (:func:`with_defaults`)."""
+
+    name: str
+    scoring: ScoringOptions
+    # Worth generating many entries at once (a remote server); a local model answers on demand.
+    concurrent: bool = False
+
+    def known_failure(self, entry_id: str) -> str | None:
+        """Why this model is known to fail the entry for a cause outside the model (the oracle
+        on data errors), or ``None``; such entries are reported as expected failures."""
+        return None
+
+    def preflight(self, categories: list[str]) -> None:
+        """Before generation: raise :class:`~pytest_bfcl.errors.SetupError` if the model
+        cannot answer these categories (an endpoint that refuses us, a broken result file)."""
+
+    def close(self) -> None:
+        """Release what the model holds (connections, a server it started)."""
+
+
+class _WithDefaults(ModelBase):
+    """A project's model that does not derive from :class:`ModelBase`, with the defaults."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.name = model.name
+        self.scoring = model.scoring
+        self.concurrent = bool(getattr(model, "concurrent", False))
+
+    def __getattr__(self, name: str) -> Any:  # generate, step, metadata, anything else
+        return getattr(self.model, name)
+
+    def known_failure(self, entry_id: str) -> str | None:
+        own = getattr(self.model, "known_failure", None)
+        return own(entry_id) if own is not None else None
+
+    def preflight(self, categories: list[str]) -> None:
+        own = getattr(self.model, "preflight", None)
+        if own is not None:
+            own(categories)
+        elif getattr(self.model, "probe", None) is not None:  # an endpoint: can it answer?
+            self.model.probe()
+
+    def close(self) -> None:
+        own = getattr(self.model, "close", None)
+        if own is not None:
+            own()
+
+
+def with_defaults(model: Any) -> ModelBase:
+    """The model as a :class:`ModelBase` (itself when it already is one)."""
+    return model if isinstance(model, ModelBase) else _WithDefaults(model)
 
 
 @runtime_checkable

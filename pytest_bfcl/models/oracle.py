@@ -9,7 +9,14 @@ from pytest_bfcl.check.single_turn import ScoringOptions, language_of, prompt_fo
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, is_agentic, is_memory_prerequisite
 from pytest_bfcl.dataset.models import AstAnswer, MultiTurnAnswer
 from pytest_bfcl.decode.prompting import DEFAULT_FORMAT
-from pytest_bfcl.models.base import Generation, NotGenerated, StepReply, StepRequest, Task
+from pytest_bfcl.models.base import (
+    Generation,
+    ModelBase,
+    NotGenerated,
+    StepReply,
+    StepRequest,
+    Task,
+)
 from pytest_bfcl.models.encode import (
     fc_tool_calls,
     ground_truth_calls,
@@ -24,7 +31,7 @@ NO_CALL_TEXT = "None of the available functions fits this request, so I will not
 TURN_DONE_TEXT = "I have completed this request."
 
 
-class OracleModel:
+class OracleModel(ModelBase):
     name = "oracle"
 
     def __init__(self, scoring: ScoringOptions) -> None:

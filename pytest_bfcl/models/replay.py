@@ -10,7 +10,7 @@ from typing import Any
 
 from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.dataset.categories import CATEGORIES, category_of_id
-from pytest_bfcl.models.base import Generation, NotGenerated, Task
+from pytest_bfcl.models.base import Generation, ModelBase, NotGenerated, Task
 
 _GROUP_DIRS = ("non_live", "live", "multi_turn", "agentic", "format_sensitivity")
 
@@ -83,7 +83,7 @@ def _count(value: Any) -> int | None:
     return int(sum(numbers)) if numbers else None
 
 
-class ReplayModel:
+class ReplayModel(ModelBase):
     def __init__(self, directory: Path, scoring: ScoringOptions) -> None:
         self.root = resolve_result_root(directory)
         self.name = f"replay:{self.root.name}"

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.errors import SetupError
-from pytest_bfcl.models.base import StepModel
 from pytest_bfcl.models.replay import ReplayError
 
 if TYPE_CHECKING:
     from pytest_bfcl.run.engine import BfclRun
+
+_find_spec = importlib.util.find_spec  # (tests replace it)
 
 # Packages a category needs when the model holds its conversations, and the extra that has them.
 NEEDED_PACKAGES: dict[str, tuple[tuple[str, ...], str]] = {
@@ -29,10 +30,6 @@ def preflight(run: BfclRun) -> None:
     check_extras(run)
     check_model(run)
     check_web(run)
-
-
-def _holds_conversations(run: BfclRun) -> bool:
-    return isinstance(run.model, StepModel)
 
 
 def check_data(run: BfclRun) -> None:
@@ -52,13 +49,13 @@ def missing_packages(
     category: str, find: Callable[[str], object] | None = None
 ) -> tuple[list[str], str]:
     """The packages a category needs that are not installed, and the extra that has them."""
-    find = find or importlib.util.find_spec
+    find = find or _find_spec
     packages, extra = NEEDED_PACKAGES.get(category, ((), ""))
     return [p for p in packages if find(p) is None], extra
 
 
 def check_extras(run: BfclRun) -> None:
-    if not _holds_conversations(run):
+    if not run.holds_conversations:
         return  # stored answers are scored without the backends' packages
     for category in run.settings.categories:
         absent, extra = missing_packages(category)
@@ -72,14 +69,10 @@ def check_extras(run: BfclRun) -> None:
 
 def check_model(run: BfclRun) -> None:
     """The model can answer: a replay directory's files read cleanly, an endpoint answers."""
-    model = run.model
+    if not run.expected_ids():
+        return  # nothing to generate
     try:
-        preflight_model = getattr(model, "preflight", None)
-        if preflight_model is not None:
-            preflight_model(list(run.settings.categories))
-        probe = getattr(model, "probe", None)
-        if probe is not None and run.expected_ids():
-            probe()
+        run.model.preflight(list(run.settings.categories))
     except ReplayError as exc:
         raise SetupError(str(exc)) from None
 
@@ -87,9 +80,9 @@ def check_model(run: BfclRun) -> None:
 def check_web(run: BfclRun) -> None:
     """Web search needs its packages, and network or a recording, before it starts."""
     selected = any(CATEGORIES[c].kind is Kind.WEB_SEARCH for c in run.settings.categories)
-    if not selected or run.settings.web == "off" or not _holds_conversations(run):
+    if not selected or run.settings.web == "off" or not run.holds_conversations:
         return
-    web = run.services().web
+    web = run.wiring.services().web
     check = getattr(web, "preflight", None)
     if check is not None:
         check()
