@@ -24,7 +24,12 @@ from pytest_bfcl.conformance.compare import (
 )
 from pytest_bfcl.conformance.junit import JunitError, read_junit_verdicts
 from pytest_bfcl.conformance.ours import pytest_command
-from pytest_bfcl.conformance.reference import evaluator_env, prepare_project_root
+from pytest_bfcl.conformance.reference import (
+    KEY_PLACEHOLDER,
+    evaluator_env,
+    handler_key_names,
+    prepare_project_root,
+)
 from pytest_bfcl.conformance.results import (
     OUTPUT_PREVIEW_CHARS,
     ResultsError,
@@ -39,6 +44,7 @@ from pytest_bfcl.conformance.score_files import (
     read_score_dir,
     reference_verdicts,
 )
+from pytest_bfcl.dataset.fetch import ensure_pinned_data
 
 DATA = Path(__file__).parent / "data" / "conformance"
 RESULTS = DATA / "results"
@@ -262,8 +268,38 @@ def test_project_root_gets_the_results_under_the_registry_dir_name(tmp_path: Pat
     assert target == tmp_path / "result" / "org_model-FC"
     assert (target / "non_live" / "BFCL_v4_simple_python_result.json").is_file()
     assert (tmp_path / "score").is_dir()
-    env = evaluator_env(tmp_path)
-    assert env["BFCL_PROJECT_ROOT"] == str(tmp_path) and "PYTHONPATH" not in env
+
+
+def test_evaluator_env_holds_placeholders_not_the_users_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real-secret")
+    monkeypatch.setenv("PYTHONPATH", "/somewhere")
+    env = evaluator_env(tmp_path, ["OPENAI_API_KEY"])
+    assert env["BFCL_PROJECT_ROOT"] == str(tmp_path)
+    assert env["OPENAI_API_KEY"] == KEY_PLACEHOLDER
+    assert "PYTHONPATH" not in env and "sk-real-secret" not in env.values()
+    assert env["PATH"] == os.environ["PATH"]
+
+
+def test_handler_key_names_are_read_from_the_sources(tmp_path: Path) -> None:
+    handlers = tmp_path / "bfcl_eval" / "model_handler" / "api"
+    handlers.mkdir(parents=True)
+    (handlers / "a.py").write_text(
+        "import os\n"
+        "c = Client(api_key=os.getenv('ALPHA_API_KEY'))\n"
+        "u = os.environ.get('ALPHA_BASE_URL')\n"
+        "k = os.environ['BETA_API_KEY']\n",
+        encoding="utf-8",
+    )
+    assert handler_key_names(tmp_path) == ("ALPHA_API_KEY", "BETA_API_KEY")
+
+
+def test_pinned_release_handlers_need_the_openai_key() -> None:
+    root = ensure_pinned_data().unpacked_root
+    assert root is not None
+    names = handler_key_names(root)
+    assert {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MISTRAL_API_KEY"} <= set(names)
 
 
 def test_pytest_command_replays_the_model_dir(tmp_path: Path) -> None:
@@ -322,7 +358,7 @@ def test_cli_compares_with_stubbed_runs(
     results = tmp_path / "results"
     shutil.copytree(MODEL_DIR, results / "gpt-4.1-2025-04-14-FC")
 
-    def fake_reference(python, project_root, model_dir, model_name, categories, timeout):
+    def fake_reference(python, project_root, model_dir, model_name, categories, timeout, keys):
         from pytest_bfcl.conformance.reference import ReferenceRun
 
         assert model_name == "gpt-4.1-2025-04-14-FC" and model_dir.name == model_name

@@ -22,6 +22,7 @@ from pytest_bfcl.conformance.reference import (
     SetupError,
     default_venv_dir,
     ensure_venv,
+    handler_key_names,
     run_reference,
 )
 from pytest_bfcl.conformance.results import (
@@ -96,11 +97,15 @@ def _selected_categories(
     return {name: stored[name] for name in names}
 
 
-def _resolve_model(results_dir: Path, name: str | None) -> tuple[Path, LeaderboardModel]:
-    source = ensure_pinned_data()
-    if source.unpacked_root is None:
+def _unpacked_root() -> Path:
+    root = ensure_pinned_data().unpacked_root
+    if root is None:
         raise SetupError("the pinned release has no unpacked sources")
-    registry = load_model_registry(source.unpacked_root)
+    return root
+
+
+def _resolve_model(results_dir: Path, name: str | None) -> tuple[Path, LeaderboardModel]:
+    registry = load_model_registry(_unpacked_root())
     wanted_dir = lookup(name, registry).result_dir_name if name else None
     model_dir = locate_model_dir(results_dir, wanted_dir)
     return model_dir, lookup(name or model_dir.name, registry)
@@ -136,7 +141,13 @@ def compare_results_dir(args: argparse.Namespace, workdir: Path) -> Comparison:
     stored = _selected_categories(read_results(model_dir), args.categories)
     python = ensure_venv(args.venv, args.pip_arg)
     reference = run_reference(
-        python, workdir / "reference", model_dir, model.name, list(stored), args.timeout
+        python,
+        workdir / "reference",
+        model_dir,
+        model.name,
+        list(stored),
+        args.timeout,
+        handler_key_names(_unpacked_root()),
     )
     ref_verdicts, problems = _reference_side(
         reference.score_dir, stored, reference.failed_categories

@@ -208,8 +208,9 @@ def render_comparison(comparison: Comparison) -> str:
         f"{'category':<{width}}  {'compared':>8}  {'verdicts':>9}  {'error type':>10}  "
         f"{'ref pass':>9}  {'our pass':>9}  {'not scored':>10}",
     ]
+    rule = "-" * len(lines[-1])
     lines += [_row(cat, width) for cat in comparison.categories]
-    lines.append("-" * len(lines[-1]))
+    lines.append(rule)
     lines.append(_row(comparison.totals(), width))
     timings = [
         f"{name} {seconds:.0f} s"

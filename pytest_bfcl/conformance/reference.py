@@ -13,6 +13,7 @@ project root holding a copy of the results.
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -30,6 +32,23 @@ PROJECT_ROOT_ENV = "BFCL_PROJECT_ROOT"
 # Imported at start-up by a handler module but not declared by the distribution.
 STARTUP_EXTRAS = ("soundfile",)
 _MARKER = ".pytest-bfcl-conformance"
+KEY_PLACEHOLDER = "placeholder-evaluation-sends-no-request"
+_ENV_READERS = frozenset({"os.getenv", "os.environ.get", "getenv", "environ.get"})
+# What the evaluator's process inherits from ours: enough to run Python, nothing else.
+_PASSED_THROUGH = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "SYSTEMROOT",
+    "HF_HOME",
+    "XDG_CACHE_HOME",
+)
 _LOG_TAIL_LINES = 25
 
 
@@ -67,11 +86,42 @@ def _run(cmd: Sequence[str], **kwargs: object) -> subprocess.CompletedProcess[st
     return subprocess.run(list(cmd), capture_output=True, text=True, check=False, **kwargs)
 
 
-def evaluator_env(project_root: Path) -> dict[str, str]:
-    env = dict(os.environ)
+def _env_names_read(source: str) -> set[str]:
+    """Names passed as literals to ``os.getenv``/``os.environ.get``/``os.environ[...]``."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in _ENV_READERS and node.args:
+            first = node.args[0]
+        elif isinstance(node, ast.Subscript) and ast.unparse(node.value) == "os.environ":
+            first = node.slice
+        else:
+            continue
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            names.add(first.value)
+    return names
+
+
+@cache
+def handler_key_names(unpacked_root: Path) -> tuple[str, ...]:
+    """The API-key variables the release's model handlers read when they are constructed.
+
+    The evaluator builds the model's handler even though evaluation sends no request, and some
+    vendor clients refuse to be built without a key; they get a placeholder instead of the
+    user's real keys. Read from the pinned sources with ``ast``.
+    """
+    names: set[str] = set()
+    for path in sorted((unpacked_root / "bfcl_eval" / "model_handler").rglob("*.py")):
+        names |= _env_names_read(path.read_text(encoding="utf-8"))
+    return tuple(sorted(name for name in names if name.endswith("_API_KEY")))
+
+
+def evaluator_env(project_root: Path, key_names: Sequence[str] = ()) -> dict[str, str]:
+    """A minimal environment: no credentials of the user's (evaluation needs no network),
+    placeholders for the keys handlers insist on, and the project root."""
+    env = {name: os.environ[name] for name in _PASSED_THROUGH if name in os.environ}
+    env.update({name: KEY_PLACEHOLDER for name in key_names})
     env[PROJECT_ROOT_ENV] = str(project_root)
-    env.setdefault("PYTHONIOENCODING", "utf-8")
-    env.pop("PYTHONPATH", None)  # keep our tree off the evaluator's path
+    env["PYTHONIOENCODING"] = "utf-8"
     return env
 
 
@@ -151,7 +201,12 @@ def prepare_project_root(project_root: Path, model_dir: Path, result_dir_name: s
 
 
 def _evaluate(
-    python: Path, project_root: Path, model_name: str, categories: Sequence[str], timeout: float
+    python: Path,
+    project_root: Path,
+    model_name: str,
+    categories: Sequence[str],
+    timeout: float,
+    key_names: Sequence[str],
 ) -> subprocess.CompletedProcess[str]:
     cmd = [
         str(python),
@@ -165,7 +220,9 @@ def _evaluate(
         "--partial-eval",  # entries missing from a result file are left out, not an error
     ]
     try:
-        return _run(cmd, env=evaluator_env(project_root), cwd=project_root, timeout=timeout)
+        return _run(
+            cmd, env=evaluator_env(project_root, key_names), cwd=project_root, timeout=timeout
+        )
     except subprocess.TimeoutExpired as exc:
         raise SetupError(
             f"the evaluator ran past {timeout:.0f} s on {', '.join(categories)}"
@@ -186,25 +243,32 @@ def run_reference(
     model_name: str,
     categories: Sequence[str],
     timeout: float = 3600,
+    key_names: Sequence[str] = (),
 ) -> ReferenceRun:
     """Evaluate the results of ``model_dir`` as the registry's ``model_name``.
 
-    One run for all categories; when it fails, the categories left without a score file are
-    run one by one, so a crash in one category does not hide the others.
+    One run for all categories. When it fails before scoring anything, that is a set-up
+    problem; when it fails part-way, the categories left without a score file are run one by
+    one, so a crash in one category does not hide the others.
     """
     dir_name = model_name.replace("/", "_")
     prepare_project_root(project_root, model_dir, dir_name)
     score_dir = project_root / "score" / dir_name
     started = time.monotonic()
-    proc = _evaluate(python, project_root, model_name, categories, timeout)
+    proc = _evaluate(python, project_root, model_name, categories, timeout, key_names)
     failed: dict[str, str] = {}
     if proc.returncode != 0:
+        if not _scored_categories(score_dir):
+            raise SetupError(
+                f"the official evaluator failed (exit {proc.returncode}) before scoring any "
+                f"category:\n{_tail(proc.stdout + proc.stderr)}"
+            )
         for category in categories:
             if category in _scored_categories(score_dir):
                 continue
-            alone = _evaluate(python, project_root, model_name, [category], timeout)
+            alone = _evaluate(python, project_root, model_name, [category], timeout, key_names)
             if alone.returncode != 0 or category not in _scored_categories(score_dir):
-                failed[category] = _tail(alone.stdout + alone.stderr, 6)
+                failed[category] = _last_line(alone.stdout + alone.stderr)
     return ReferenceRun(
         score_dir=score_dir,
         returncode=proc.returncode,
@@ -212,3 +276,8 @@ def run_reference(
         log_tail=_tail(proc.stdout + proc.stderr),
         failed_categories=failed,
     )
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
