@@ -1,0 +1,394 @@
+"""The HTML report: one self-contained page to look into every entry of a run.
+
+The header, the score table and the chart are rendered here as static HTML (they paint before
+any script runs). The entries travel as data: JSON inside a ``<script type="application/json">``
+element, with every character that could end the element or confuse a parser escaped, and
+gzip + base64 once the JSON is large (the page inflates it with the browser's
+``DecompressionStream``). The page's script builds rows only for the visible page of a list and
+an entry's details only when it is opened, so a full run (10,000+ entries) stays light.
+
+Nothing is loaded from the network: the CSS and the script are read from ``html_assets/`` and
+inlined, and no font or image outside the file is referenced.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import os
+import re
+import tempfile
+from datetime import datetime, timezone
+from html import escape
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pytest_bfcl.report.chart import svg_chart
+from pytest_bfcl.report.entries import EntryRecord
+from pytest_bfcl.report.gate import Comparison, GateResult
+from pytest_bfcl.report.markdown import gate_reasons
+from pytest_bfcl.report.scores import CategoryScore, GroupScore, Scores
+
+# Above this many bytes of JSON the data is embedded gzip-compressed (base64): model output
+# compresses about tenfold, and the file is what CI keeps as an artifact.
+GZIP_ABOVE = 2_000_000
+
+# Group rows of the score table, in the leaderboard's order.
+_GROUP_LABELS = {
+    "non_live": "Non-Live AST",
+    "simple": "Simple (py/java/js)",
+    "live": "Live AST",
+    "irrelevance": "Irrelevance",
+    "relevance": "Relevance",
+    "multi_turn": "Multi-Turn",
+    "agentic": "Agentic",
+    "web_search": "Web Search",
+    "memory": "Memory",
+}
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Characters that must not appear raw inside a <script> element's JSON (or that break
+# JavaScript string parsing in older engines); all of them only occur inside JSON strings.
+_SCRIPT_UNSAFE = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+_SCRIPT_UNSAFE_RE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
+
+
+def render_html(
+    records: list[EntryRecord],
+    functions: dict[str, list[dict[str, Any]]],
+    scores: Scores,
+    gate: GateResult | None,
+    metadata: dict[str, Any],
+) -> str:
+    """The whole page as text (UTF-8 safe: lone surrogates in model output are escaped in the
+    data and replaced in the static part)."""
+    payload = page_data(records, functions, scores, gate)
+    title = f"BFCL V4: {metadata.get('model')} ({metadata.get('mode')})"
+    body = "\n".join(
+        [
+            header_html(metadata, gate, scores),
+            '<main id="top">',
+            scores_html(scores, gate),
+            '<section id="chart" class="panel"><h2>Chart</h2>',
+            svg_chart(scores, gate, title),
+            "</section>",
+            entries_skeleton_html(len(records)),
+            "</main>",
+            data_element(payload),
+        ]
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        # No network, ever: the page only runs its own inline script and styles.
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+        f"<title>{_text(title)}</title>\n"
+        f"<style>\n{_asset('report.css')}</style>\n"
+        f"</head><body>\n{body}\n"
+        f"<script>\n{_asset('report.js')}</script>\n"
+        "</body></html>\n"
+    )
+
+
+def write_html(
+    path: Path,
+    records: list[EntryRecord],
+    functions: dict[str, list[dict[str, Any]]],
+    scores: Scores,
+    gate: GateResult | None,
+    metadata: dict[str, Any],
+) -> None:
+    """Render and write the page atomically (a killed run never leaves half a page)."""
+    text = render_html(records, functions, scores, gate, metadata)
+    write_text_atomic(path, text)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide the artifact from others
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# -- data ---------------------------------------------------------------------------------------
+
+
+def page_data(
+    records: list[EntryRecord],
+    functions: dict[str, list[dict[str, Any]]],
+    scores: Scores,
+    gate: GateResult | None,
+) -> dict[str, Any]:
+    """What the page's script reads: the records (defaults left out, to keep the file small),
+    the function docs they point to, and the categories in score-table order."""
+    used = {r.functions_key for r in records if r.functions_key is not None}
+    order = list(scores.categories)
+    order += sorted({r.category for r in records} - set(order))
+    return {
+        "records": [r.model_dump(mode="json", exclude_defaults=True) for r in records],
+        "functions": {key: docs for key, docs in functions.items() if key in used},
+        "categories": order,
+        "agentic_prefixes": ["memory_", "web_search_"],
+        "gated": gate is not None and bool(gate.comparisons),
+    }
+
+
+def data_element(payload: dict[str, Any], gzip_above: int | None = None) -> str:
+    """The data as a non-executed script element: JSON with ``<``, ``>``, ``&``, U+2028/2029
+    and lone surrogates escaped, or, when large, gzip + base64 (nothing to escape)."""
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
+    safe = _SCRIPT_UNSAFE_RE.sub(_escape_script_char, text)
+    if len(safe) > (GZIP_ABOVE if gzip_above is None else gzip_above):
+        packed = base64.b64encode(gzip.compress(safe.encode("utf-8"), compresslevel=6))
+        return (
+            '<script id="bfcl-data" type="application/json" data-encoding="gzip">'
+            f"{packed.decode('ascii')}</script>"
+        )
+    return f'<script id="bfcl-data" type="application/json">{safe}</script>'
+
+
+def read_data_element(page: str) -> dict[str, Any]:
+    """The data back out of a rendered page (both encodings): for tests and tools that read
+    a report."""
+    match = re.search(
+        r'<script id="bfcl-data" type="application/json"( data-encoding="gzip")?>(.*?)</script>',
+        page,
+        re.S,
+    )
+    if match is None:
+        raise ValueError("no report data in this page")
+    if match.group(1):
+        return json.loads(gzip.decompress(base64.b64decode(match.group(2))).decode("utf-8"))
+    return json.loads(match.group(2))
+
+
+def _escape_script_char(match: re.Match[str]) -> str:
+    char = match.group(0)
+    return _SCRIPT_UNSAFE.get(char) or f"\\u{ord(char):04x}"
+
+
+def _asset(name: str) -> str:
+    return resources.files("pytest_bfcl.report").joinpath("html_assets", name).read_text("utf-8")
+
+
+# -- static parts -------------------------------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    """Escaped text for HTML, with lone surrogates replaced (they cannot be written as UTF-8)."""
+    return escape(_SURROGATE.sub("\ufffd", str(value)))
+
+
+def _percent(value: float | None) -> str:
+    return "not run" if value is None else f"{value * 100:.2f}%"
+
+
+def gate_verdict(gate: GateResult | None) -> tuple[str, str]:
+    """(word, css class) of the gate's decision: passed, FAILED, incomplete or no gate."""
+    if gate is None:
+        return "no gate", "neutral"
+    only_incomplete = not gate.threshold_failures and not any(c.failed for c in gate.comparisons)
+    if gate.incomplete and only_incomplete:
+        return ("passed (incomplete)" if gate.allow_incomplete else "incomplete"), "warn"
+    return ("FAILED", "bad") if gate.failed else ("passed", "good")
+
+
+def header_html(metadata: dict[str, Any], gate: GateResult | None, scores: Scores) -> str:
+    word, css = gate_verdict(gate)
+    dataset = metadata.get("dataset") or {}
+    when = metadata.get("when") or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    facts = [
+        ("mode", metadata.get("mode")),
+        ("dataset", f"bfcl-eval {dataset.get('version')}"),
+        ("when", when),
+        ("plugin", metadata.get("plugin_version")),
+    ]
+    if metadata.get("sample"):
+        facts.append(("sample", f"{metadata['sample']} (seed {metadata.get('seed')})"))
+    if scores.partial_eval:
+        facts.append(("scoring", "--bfcl-partial-eval (entries present only)"))
+    overall = (
+        f"partial ({_percent(scores.overall.reference_accuracy)} with not-run as 0)"
+        if scores.partial
+        else _percent(scores.overall.accuracy)
+    )
+    reasons = gate_reasons(gate) if gate is not None else []
+    lines = [
+        "<header>",
+        f'<h1>BFCL V4 &middot; <span class="model">{_text(metadata.get("model"))}</span></h1>',
+        '<p class="facts">'
+        + " &middot; ".join(f"{_text(k)}: <b>{_text(v)}</b>" for k, v in facts)
+        + "</p>",
+        f'<p class="verdict"><span id="gate-verdict" class="badge {css}">gate: {_text(word)}'
+        f"</span> overall: <b>{_text(overall)}</b></p>",
+    ]
+    if reasons:
+        lines.append(gate_reasons_html(reasons))
+    lines.append("</header>")
+    return "\n".join(lines)
+
+
+def gate_reasons_html(reasons: list[str], shown: int = 4) -> str:
+    """The first few reasons, the rest folded (a failed nightly run can list dozens)."""
+    items = [f"<li>{_text(r)}</li>" for r in reasons]
+    html = '<ul class="gate-reasons">' + "".join(items[:shown]) + "</ul>"
+    if len(items) > shown:
+        html += (
+            f'<details class="more-reasons"><summary>{len(items) - shown} more reasons'
+            '</summary><ul class="gate-reasons">' + "".join(items[shown:]) + "</ul></details>"
+        )
+    return html
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def scores_html(scores: Scores, gate: GateResult | None) -> str:
+    compared = {c.name: c for c in gate.comparisons} if gate is not None else {}
+    head = ["category", "correct", "total", "accuracy", "notes"]
+    if compared:
+        head += ["baseline", "change", "p-value", "regressed", "improved"]
+    rows = [
+        _category_row(name, cat, compared.get(name), bool(compared))
+        for name, cat in scores.categories.items()
+    ]
+    group_rows = [
+        _group_row(label, scores.groups[key], compared.get(key), bool(compared))
+        for key, label in _GROUP_LABELS.items()
+        if key in scores.groups
+    ]
+    group_rows.append(
+        _group_row("Overall (V4)", scores.overall, compared.get("overall"), bool(compared), True)
+    )
+    group_head = ["group", "score", "notes"] + (
+        ["baseline", "change", "p-value", "regressed", "improved"] if compared else []
+    )
+    return "\n".join(
+        [
+            '<section id="scores" class="panel"><h2>Scores</h2>',
+            '<table class="scores"><thead><tr>'
+            + "".join(f"<th>{h}</th>" for h in head)
+            + "</tr></thead><tbody>",
+            *rows,
+            "</tbody></table>",
+            '<table class="scores groups"><thead><tr>'
+            + "".join(f"<th>{h}</th>" for h in group_head)
+            + "</tr></thead><tbody>",
+            *group_rows,
+            "</tbody></table>",
+            "</section>",
+        ]
+    )
+
+
+def _category_notes(cat: CategoryScore) -> list[str]:
+    notes = []
+    if cat.accuracy is None:
+        notes.append("not run")
+    if cat.skipped or cat.excluded:
+        notes.append(f"{cat.skipped + cat.excluded} skipped")
+    if cat.errors:
+        notes.append(_plural(cat.errors, "error"))
+    if cat.missing:
+        notes.append(f"{cat.missing} missing")
+    if cat.sampled_from is not None and cat.ci_low is not None and cat.ci_high is not None:
+        notes.append(
+            f"sample of {cat.sampled_from}, 95% CI {cat.ci_low * 100:.1f}-{cat.ci_high * 100:.1f}"
+        )
+    elif not cat.complete and cat.accuracy is not None:
+        notes.append(f"partial: {cat.total}/{cat.dataset_size}")
+    return notes
+
+
+def _comparison_cells(comparison: Comparison | None, gated: bool) -> str:
+    if not gated:
+        return ""
+    if comparison is None:
+        return '<td class="num">n/a</td><td></td><td></td><td></td><td></td>'
+    change = round(-comparison.drop_points, 2) + 0.0  # never "-0.00"
+    css = "bad" if comparison.failed else ("down" if change < 0 else "")
+    return (
+        f'<td class="num">{_percent(comparison.baseline_accuracy)}</td>'
+        f'<td class="num {css}">{change:+.2f}</td>'
+        f'<td class="num">{comparison.p_value:.3g}</td>'
+        f'<td class="num">{len(comparison.regressions)}</td>'
+        f'<td class="num">{len(comparison.improvements)}</td>'
+    )
+
+
+def _category_row(name: str, cat: CategoryScore, comparison: Comparison | None, gated: bool) -> str:
+    failed = comparison is not None and comparison.failed
+    mark = ' <span class="badge bad">gate failed</span>' if failed else ""
+    return (
+        f'<tr data-category="{_text(name)}"><td><a href="#" class="cat-link" '
+        f'data-category="{_text(name)}">{_text(name)}</a>{mark}</td>'
+        f'<td class="num">{cat.correct}</td><td class="num">{cat.total}</td>'
+        f'<td class="num">{_percent(cat.accuracy)}</td>'
+        f"<td>{_text(', '.join(_category_notes(cat)))}</td>"
+        f"{_comparison_cells(comparison, gated)}</tr>"
+    )
+
+
+def _group_row(
+    label: str,
+    group: GroupScore,
+    comparison: Comparison | None,
+    gated: bool,
+    overall: bool = False,
+) -> str:
+    notes = []
+    if group.accuracy is None:
+        if overall:
+            notes.append(f"{_percent(group.reference_accuracy)} with not-run as 0")
+        if group.missing:
+            more = len(group.missing) - 6
+            notes.append(
+                "not fully run: " + ", ".join(group.missing[:6]) + (f" +{more}" if more > 0 else "")
+            )
+    if group.sampled is not None:
+        notes.append(f"sample: {group.sampled[0]} of {group.sampled[1]}")
+    shown = "partial" if overall and group.accuracy is None else _percent(group.accuracy)
+    css = ' class="overall"' if overall else ""
+    return (
+        f'<tr{css}><td>{_text(label)}</td><td class="num">{_text(shown)}</td>'
+        f"<td>{_text('; '.join(notes))}</td>{_comparison_cells(comparison, gated)}</tr>"
+    )
+
+
+def entries_skeleton_html(count: int) -> str:
+    """The entries panel's fixed parts; the script fills the lists."""
+    return f"""<section id="entries" class="panel">
+<h2>Entries <span class="muted">({count})</span></h2>
+<noscript><p>The entry browser needs JavaScript.</p></noscript>
+<div class="browser">
+<nav id="categories" aria-label="categories"></nav>
+<div class="list">
+<div class="toolbar">
+<div id="filters" role="group" aria-label="filters"></div>
+<input id="search" type="search" placeholder="search by id" aria-label="search by id">
+</div>
+<p id="list-status" class="muted"></p>
+<ol id="rows"></ol>
+<div id="pager"></div>
+</div>
+</div>
+</section>"""
