@@ -53,6 +53,7 @@ class FakeOpenAI:
         self.mode = mode  # answer with tool calls (fc) or text (prompt)
         self.faults: dict[str, list[str]] = {}  # entry id -> faults to apply, one per request
         self.always: str | None = None  # a fault applied to every request (GET /models too)
+        self.chat_fault: str | None = None  # a fault applied to every chat request only
         self.served_models = ["test-model", "bench-model"]  # listed on GET /models
         self.huge_bytes = 50_000_000  # size of a "huge" answer
         self.patch: dict[str, Any] = {}  # fields merged into every completion (odd shapes)
@@ -177,7 +178,8 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length))
-                if fake.always and self._hostile(fake.always):
+                fault = fake.always or fake.chat_fault
+                if fault and self._hostile(fault):
                     return None
                 entry_id, answer = fake.answer_for(body)
                 with fake.lock:
@@ -260,6 +262,16 @@ class FakeOpenAI:
                     "id": "c0",
                     "type": "function",
                     "function": {"name": name, "arguments": "{not json"},
+                }
+            ]
+        elif fault == "surrogate":  # a lone surrogate in the text and the arguments
+            name = body["tools"][0]["function"]["name"] if body.get("tools") else "f"
+            message["content"] = "\ud800"
+            message["tool_calls"] = [
+                {
+                    "id": "c0",
+                    "type": "function",
+                    "function": {"name": name, "arguments": '{"a": "\ud800"}'},
                 }
             ]
         elif mode == "fc" and isinstance(result, list):

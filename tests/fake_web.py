@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -82,6 +83,16 @@ class FakeWeb:
                     self.send_header("location", "http://localhost/admin")
                     self.send_header("content-length", "0")
                     self.end_headers()
+                    return None
+                if url.path == "/drip":  # a page sent one byte every half second
+                    self.send_response(200)
+                    self.send_header("content-type", "text/html")
+                    self.send_header("content-length", "1000")
+                    self.end_headers()
+                    for _ in range(1000):
+                        self.wfile.write(b"x")
+                        self.wfile.flush()
+                        time.sleep(0.5)
                     return None
                 if url.path == "/big":
                     return self._send(200, "x" * 6_000_000, "text/plain")

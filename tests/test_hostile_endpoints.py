@@ -98,6 +98,26 @@ def test_a_silent_server_is_down_after_about_one_timeout(server, texts, task):
     assert "unreachable or failing" in (model.down_reason or "")
 
 
+def test_a_server_that_answers_some_requests_is_not_down(server, dataset, texts, task):
+    slow = Task(dataset.entries("live_relevance")[1], None)
+    server.faults = {slow.entry.id: ["stall"] * 10}  # this entry never gets an answer
+    model = model_for(server, texts, timeout=0.5, retries=3, backoff=0.05)
+    done = threading.Event()
+
+    def others() -> None:
+        while not done.is_set():
+            model.generate(task)
+
+    helper = threading.Thread(target=others, daemon=True)
+    helper.start()
+    kind, outcome = in_thread(lambda: model.generate(slow))
+    done.set()
+    helper.join(60)
+    assert kind == "raised" and type(outcome) is InferenceError, outcome
+    assert "no usable answer after 4 attempts" in str(outcome)
+    assert model.down_reason is None
+
+
 def test_a_huge_answer_is_cut_stored_and_fails(server, texts, task, tmp_path):
     server.always = "huge"
     server.huge_bytes = 30_000_000
@@ -106,15 +126,19 @@ def test_a_huge_answer_is_cut_stored_and_fails(server, texts, task, tmp_path):
     kind, generation = in_thread(lambda: model.generate(task))
     assert kind == "ok", generation
     assert generation.finish_reason == TRUNCATED
-    envelope = {"model": "test-model", "choices": [{"index": 0, "message": {"content": ""}}]}
+    envelope = {"model": "test-model", "choices": [{"index": 0, "message": {}}]}
     envelope["choices"][0]["message"] = {"role": "assistant", "content": ""}
     declared = 30_000_000 + len(json.dumps(envelope))  # the server's content-length
-    assert generation.details == {"response_truncated": {"limit": 1_000_000, "length": declared}}
+    assert generation.result == (
+        f"[the answer was cut: larger than 1000000 bytes ({declared} bytes); not scored]"
+    )
     stored = list((tmp_path / "cache").rglob("*.json"))
     assert len(stored) == 1 and stored[0].stat().st_size < 10_000
     verdict = oversized_answer_verdict(generation, "live_irrelevance")
     assert verdict is not None and not verdict.valid
-    assert verdict.error_type == "response:too_large"
+    assert verdict.error_type == "response:too_large" and verdict.errors == [generation.result]
+    record = json.loads(stored[0].read_text())
+    assert record["response_truncated"] == {"limit": 1_000_000, "length": declared}
     again = model.generate(task)  # from the cache: the same cut answer, no request
     assert again.cached and again.finish_reason == TRUNCATED
 
@@ -167,6 +191,16 @@ def test_lone_surrogates_are_stored_and_read_back(server, texts, task, tmp_path)
     again = model_for(server, texts, cache=cache).generate(task)
     assert again.cached and again.result == first.result == [{"f\ud800": '{"a": "\ud800"}'}]
     assert server.total_requests() == requests
+
+
+def test_a_history_holding_lone_surrogates_is_sent_and_cached(server, texts, task, tmp_path):
+    messages = [{"role": "system", "content": "earlier: \ud800"}]
+    messages += [m.model_dump() for m in task.entry.question[0]]
+    step = StepRequest(task, messages, [], "fc", 0, 1)
+    cache = ResponseCache(tmp_path / "cache")
+    first = model_for(server, texts, cache=cache).step(step)
+    again = model_for(server, texts, cache=cache).step(step)
+    assert not first.cached and again.cached and again.result == first.result
 
 
 @pytest.mark.parametrize(
@@ -268,6 +302,28 @@ def test_a_huge_answer_fails_its_entry_end_to_end(pytester, server, tmp_path):
     outcomes = result.parseoutcomes()
     assert outcomes.get("errors", 0) == 0
     assert outcomes.get("failed", 0) >= 1
+
+
+def test_lone_surrogates_are_failures_end_to_end(pytester, server, dataset, tmp_path):
+    entry = dataset.entries("live_irrelevance")[1]
+    server.faults = {entry.id: ["surrogate"]}
+    prefix = entry.id.rsplit("-", 2)[0] + "-"  # ids of one question number
+    result = pytester.runpytest_subprocess(
+        "--bfcl-model=test-model",
+        f"--bfcl-base-url={server.base_url}",
+        "--bfcl-category=live_irrelevance",
+        f"--bfcl-cache-dir={tmp_path / 'cache'}",
+        "-k",
+        prefix,
+        "-p",
+        "no:cacheprovider",
+        timeout=300,
+    )
+    outcomes = result.parseoutcomes()
+    assert (outcomes.get("failed"), outcomes.get("errors", 0)) == (1, 0), result.stdout.str()[
+        -3000:
+    ]
+    assert "irrelevance_error:decoder_success" in result.stdout.str()
 
 
 # -- web tools --------------------------------------------------------------------------------

@@ -4,6 +4,8 @@ and replayed, replay misses, and simulated failures."""
 from __future__ import annotations
 
 import ast
+import socket
+import threading
 
 import pytest
 from fake_web import FakeWeb
@@ -107,6 +109,56 @@ def test_every_redirect_hop_is_checked_and_pages_are_bounded(web, monkeypatch):
     assert seen == [f"{web.base}/redirect-home", "http://localhost/admin"]
     with pytest.raises(FetchError, match="larger than 1000000 bytes"):
         fetch_page(f"{web.base}/big", allow_private=True, max_bytes=1_000_000)
+
+
+def test_a_dripping_page_ends_at_the_fetch_deadline(web):
+    outcome: list = []
+
+    def fetch() -> None:
+        try:
+            fetch_page(f"{web.base}/drip", allow_private=True, timeout=2)
+        except FetchError as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=fetch, daemon=True)
+    worker.start()
+    worker.join(60)  # a safety net only
+    assert outcome and "did not finish within 2 s" in str(outcome[0])
+    assert outcome[0].network
+
+
+def test_the_connection_goes_to_the_checked_address(web, monkeypatch):
+    """DNS rebinding: the name resolves to a public address for the check, then to a private
+    one. The connection resolves once more, checks, and connects only to what it checked."""
+    real = socket.getaddrinfo
+    answers = iter(["93.184.216.34"])
+
+    def rebinding(host, port, *args, **kwargs):
+        if host != "rebind.example":
+            return real(host, port, *args, **kwargs)
+        address = next(answers, "127.0.0.1")
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    port = web.server.server_address[1]
+    with pytest.raises(FetchError, match=r"non-public address 127\.0\.0\.1"):
+        fetch_page(f"http://rebind.example:{port}/page/x/0")
+    assert web.requests["page"] == 0
+
+
+def test_each_entry_counts_its_tool_failures(web):
+    access = live(web)
+    env = tools(access)
+    backend = env.instances["WebSearchAPI"]
+    backend.fetch_url_content(f"{web.base}/nothing")
+    backend.fetch_url_content(f"{web.base}/page/tea/0")
+    backend.search_engine_query("tea")
+    assert backend.tool_failures == {"search": 0, "fetch": 1}
+    assert "tool_failures" not in backend._state()  # not part of the compared state
+    failing = tools(WebAccess(WebSettings(provider="serpapi", search_url=f"{web.base}/nothing")))
+    failing.instances["WebSearchAPI"].search_engine_query("tea")
+    assert failing.instances["WebSearchAPI"].tool_failures == {"search": 1, "fetch": 0}
+    assert tools(access).instances["WebSearchAPI"].tool_failures == {"search": 0, "fetch": 0}
 
 
 def test_cassette_round_trip_replays_byte_for_byte(web, tmp_path):

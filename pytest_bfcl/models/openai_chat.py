@@ -254,16 +254,12 @@ def oversized_answer_verdict(generation: Generation, category: str) -> Verdict |
     or relevance (a call) by accident."""
     if generation.finish_reason != TRUNCATED:
         return None
-    details = (generation.details or {}).get("response_truncated") or {}
     return Verdict(
         id=generation.id,
         category=category,
         valid=False,
         error_type="response:too_large",
-        errors=[
-            f"the model's answer was larger than {details.get('limit')} bytes "
-            f"(declared length: {details.get('length') or 'unknown'}) and was cut"
-        ],
+        errors=[str(generation.result)],
         model_output=generation.result,
     )
 
@@ -319,7 +315,7 @@ class OpenAIChatModel:
         sdk = openai.OpenAI(base_url=base_url, api_key=key, max_retries=0)
         try:
             headers = {**sdk.default_headers, **sdk.auth_headers}
-            url = str(sdk.base_url)
+            url = str(sdk.base_url).rstrip("/")
         finally:
             sdk.close()
         return _Endpoint(url, {k: v for k, v in headers.items() if isinstance(v, str)})
@@ -411,7 +407,8 @@ class OpenAIChatModel:
         # The plain JSON goes straight to the endpoint and the answer is read as bytes: the
         # SDK's typed ``create`` re-walks every message and tool and builds models of the
         # response, which costs more CPU than the rest of a conversation step.
-        payload = json.dumps(request, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        # ASCII JSON: a history holding a model's lone surrogates still goes out as valid JSON.
+        payload = json.dumps(request).encode("ascii")
         attempts = self.settings.retries + 1
         last: _Failure | None = None
         for attempt in range(attempts):
@@ -549,7 +546,7 @@ class OpenAIChatModel:
             }
             payload = json.dumps(ping).encode()
             status, body = self._probe_request("POST", endpoint.chat_url, endpoint, payload)
-            if status < 400 or status not in (401, 403, 404):
+            if status not in (401, 403, 404):
                 return  # it answers; anything else shows up in the entries
         failure = _status_failure(status, endpoint.base_url, _error_text(body), None)
         raise SetupError(f"the model server does not accept the run: {failure}")
@@ -581,9 +578,9 @@ class OpenAIChatModel:
         """An answer over the size limit is the model's output, cut: a note in its place, and
         a finish reason that fails the entry (see :func:`oversized_answer_verdict`)."""
         limit = self.settings.max_response_bytes
-        size = f"{length} bytes" if length else "of unknown length"
+        size = f"{length} bytes" if length else "length unknown"
         return {
-            "result": f"[answer cut: larger than {limit} bytes ({size}); not scored]",
+            "result": f"[the answer was cut: larger than {limit} bytes ({size}); not scored]",
             "tool_call_ids": [],
             "latency": round(latency, 4),
             "input_tokens": None,
@@ -649,8 +646,6 @@ def _served_models(body: bytes) -> list[str]:
 
 
 def _generation_fields(record: dict[str, Any]) -> dict[str, Any]:
-    """A record's fields for a :class:`Generation`; a cut answer's note goes into details."""
-    fields = {k: v for k, v in record.items() if k != "response_truncated"}
-    if record.get("response_truncated"):
-        fields["details"] = {"response_truncated": record["response_truncated"]}
-    return fields
+    """A record's fields for a :class:`Generation` (the cut answer's sizes stay in the stored
+    record; its note and finish reason say the same)."""
+    return {k: v for k, v in record.items() if k != "response_truncated"}

@@ -8,6 +8,7 @@ request is sent again and the file rewritten, with one warning per file.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -18,8 +19,17 @@ from typing import Any
 
 from pytest_bfcl.files import content_key
 
-# sha256 of the canonical JSON of what determines the response
-cache_key = content_key
+
+def cache_key(data: Any) -> str:
+    """sha256 of the canonical JSON of what determines the response. A request holding lone
+    surrogates (a model's answer fed back in a conversation) has no UTF-8 form: its key is
+    taken from the ASCII JSON instead (other keys stay as they were)."""
+    try:
+        return content_key(data)
+    except UnicodeEncodeError:
+        text = json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("ascii")).hexdigest()
+
 
 # What a record must hold to be used: the model's output and its measurements, of these types.
 _RECORD_FIELDS: dict[str, tuple[type, ...]] = {

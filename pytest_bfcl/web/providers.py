@@ -8,17 +8,19 @@ the benchmark retries forever, which can hang a CI job for good.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-import requests
+from pytest_bfcl.web.transport import bounded_client, deadline, httpx
 
 SERPAPI_URL = "https://serpapi.com/search.json"
 RATE_LIMIT_RETRIES = 6
 BACKOFF_START, BACKOFF_CAP = 2.0, 60.0
+MAX_ANSWER_BYTES = 5_000_000  # a search answer is tens of kB
 
 
 class SearchError(Exception):
@@ -58,30 +60,48 @@ class SerpApiProvider:
     name = "serpapi"
 
     def __init__(self, api_key: str, url: str = SERPAPI_URL, timeout: float = 30.0) -> None:
-        self.api_key, self.url, self.timeout = api_key, url, timeout
-        self._http = requests.Session()
+        self.api_key, self.url, self.timeout = api_key, url, timeout  # timeout: whole request
+        self._http = bounded_client(timeout=timeout)
 
     def search(self, keywords: str, count: int, region: str) -> list[dict[str, Any]]:
         params = {"engine": "duckduckgo", "q": keywords, "kl": region, "api_key": self.api_key}
         return with_rate_limit_retries(lambda: self._once(params))
 
+    def _get(self, params: dict[str, str]) -> tuple[int, bytes]:
+        """Status and body (at most MAX_ANSWER_BYTES) of one request, within the timeout."""
+        try:
+            with deadline(self.timeout), self._http.stream("GET", self.url, params=params) as got:
+                body = b""
+                for chunk in got.iter_bytes():
+                    body += chunk
+                    if len(body) > MAX_ANSWER_BYTES:
+                        raise SearchError(
+                            f"the search answer is larger than {MAX_ANSWER_BYTES} bytes"
+                        )
+                return got.status_code, body
+        except httpx.TimeoutException:
+            raise SearchError(
+                f"the search service did not answer within {self.timeout:g} s"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise SearchError(f"{type(exc).__name__}: {exc}") from None
+
     def _once(self, params: dict[str, str]) -> list[dict[str, Any]]:
+        status, body = self._get(params)
         try:
-            response = self._http.get(self.url, params=params, timeout=self.timeout)
-        except requests.RequestException as exc:
-            raise SearchError(str(exc)) from None
-        try:
-            payload = response.json()
-        except ValueError:
-            payload = {"error": f"HTTP {response.status_code}: {response.text[:200]}"}
+            payload = json.loads(body)
+        except (ValueError, RecursionError):
+            text = body[:200].decode("utf-8", "replace")
+            payload = {"error": f"HTTP {status}: {text}"}
         error = str(payload.get("error", "")) if isinstance(payload, dict) else ""
-        if response.status_code == 429 or "429" in error:
+        if status == 429 or "429" in error:
             raise RateLimited(error or "429 Too Many Requests")
-        if not isinstance(payload, dict) or "organic_results" not in payload:
+        hits = payload.get("organic_results") if isinstance(payload, dict) else None
+        if not isinstance(hits, list):
             raise SearchError(
                 "Failed to retrieve the search results from server. Please try again later."
             )
-        return list(payload["organic_results"])
+        return [hit for hit in hits if isinstance(hit, dict)]
 
 
 class DuckDuckGoProvider:
