@@ -14,6 +14,7 @@ from typing import Any
 from pytest_bfcl.check.java_values import JAVA_TYPES, convert_java
 from pytest_bfcl.check.js_values import JS_TYPES, convert_js
 from pytest_bfcl.dataset.models import FunctionDoc
+from pytest_bfcl.decode.limits import clip
 
 PYTHON_TYPES: dict[str, type] = {
     "string": str,
@@ -51,6 +52,11 @@ OK = CheckResult(True)
 class CheckOptions:
     language: str = "python"  # python | java | javascript
     underscore_to_dot: bool = False  # FC models see dotted names with "." replaced by "_"
+
+
+def _shown(value: Any) -> str:
+    """A value in a failure message: its repr, cut short (a value can be a megabyte long)."""
+    return clip(repr(value), 500)
 
 
 def standardize(text: str) -> str:
@@ -167,12 +173,13 @@ def check_one_call(
         if param not in args:
             return CheckResult.fail(
                 "simple_function_checker:missing_required",
-                f"Missing required parameter: {param!r}.",
+                f"Missing required parameter: {_shown(param)}.",
             )
     for param, value in args.items():
         if param not in properties or param not in candidates_by_param:
             return CheckResult.fail(
-                "simple_function_checker:unexpected_param", f"Unexpected parameter: {param!r}."
+                "simple_function_checker:unexpected_param",
+                f"Unexpected parameter: {_shown(param)}.",
             )
         result = check_param(param, value, properties[param], candidates_by_param[param], options)
         if not result.valid:
@@ -181,7 +188,7 @@ def check_one_call(
         if param not in args and "" not in candidates:
             return CheckResult.fail(
                 "simple_function_checker:missing_optional",
-                f"Optional parameter {param!r} not provided and not marked as optional.",
+                f"Optional parameter {_shown(param)} not provided and not marked as optional.",
             )
     return OK
 
@@ -213,8 +220,8 @@ def check_param(
         if type(value) is not str:
             return CheckResult.fail(
                 "type_error:java" if language == "java" else "type_error:js",
-                f"Incorrect type for parameter {param!r}. Expected type String, got "
-                f"{type(value).__name__}. Parameter value: {value!r}.",
+                f"Incorrect type for parameter {_shown(param)}. Expected type String, got "
+                f"{type(value).__name__}. Parameter value: {_shown(value)}.",
             )
         convert = convert_java if language == "java" else convert_js
         value = convert(value, doc_type, item_type)  # type: ignore[arg-type]
@@ -237,7 +244,8 @@ def check_param(
     if value not in candidates:
         return CheckResult.fail(
             "value_error:others",
-            f"Invalid value for parameter {param!r}: {value!r}. Expected one of {candidates}.",
+            f"Invalid value for parameter {_shown(param)}: {_shown(value)}. "
+            f"Expected one of {candidates}.",
         )
     return OK
 
@@ -286,16 +294,16 @@ def check_type(
             ):
                 return TypeCheck(True, is_variable)
         nested_error = (
-            f"Nested type checking failed for parameter {param!r}. Expected outer type "
-            f"{doc_type} with inner type {nested_cls}. Parameter value: {value!r}."
+            f"Nested type checking failed for parameter {_shown(param)}. Expected outer type "
+            f"{doc_type} with inner type {nested_cls}. Parameter value: {_shown(value)}."
         )
     if candidate_type is not None and type(value) is candidate_type:
         if nested_error is None:
             return TypeCheck(True, True)
         return TypeCheck(False, True, CheckResult.fail("type_error:nested", nested_error))
     message = (
-        f"Incorrect type for parameter {param!r}. Expected type {doc_type}, got "
-        f"{type(value).__name__}. Parameter value: {value!r}."
+        f"Incorrect type for parameter {_shown(param)}. Expected type {doc_type}, got "
+        f"{type(value).__name__}. Parameter value: {_shown(value)}."
     )
     errors = [nested_error, message] if nested_error else [message]
     return TypeCheck(False, is_variable, CheckResult.fail("type_error:simple", *errors))
@@ -313,8 +321,8 @@ def check_string(param: str, value: str, candidates: list[Any]) -> CheckResult:
     if standardize(value) not in allowed:
         return CheckResult.fail(
             "value_error:string",
-            f"Invalid value for parameter {param!r}: {value!r}. Expected one of {candidates}. "
-            "Case insensitive.",
+            f"Invalid value for parameter {_shown(param)}: {_shown(value)}. "
+            f"Expected one of {candidates}. Case insensitive.",
         )
     return OK
 
@@ -331,7 +339,8 @@ def check_list(param: str, value: list[Any], candidates: list[Any]) -> CheckResu
     if got not in allowed:
         return CheckResult.fail(
             "value_error:list/tuple",
-            f"Invalid value for parameter {param!r}: {value!r}. Expected one of {candidates}.",
+            f"Invalid value for parameter {_shown(param)}: {_shown(value)}. "
+            f"Expected one of {candidates}.",
         )
     return OK
 
@@ -360,7 +369,8 @@ def _match_dict(value: dict[Any, Any], candidate: dict[str, list[Any]]) -> Check
         allowed = _standardized(candidate[key])
         if got not in allowed:
             errors.append(
-                f"Invalid value for parameter {key!r}: {item!r}. Expected one of {allowed}."
+                f"Invalid value for parameter {_shown(key)}: {_shown(item)}. "
+                f"Expected one of {allowed}."
             )
             error_type = "value_error:dict_value"
             break
