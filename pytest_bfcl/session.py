@@ -40,6 +40,7 @@ from pytest_bfcl.report.finish import (
     finish_run,
 )
 from pytest_bfcl.report.gate import GateResult
+from pytest_bfcl.report.groups import SCORE_NAMES
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.render import explain_failure
 from pytest_bfcl.report.scores import ScoreBoard, Scores
@@ -53,8 +54,6 @@ PLUGIN_NAME = "bfcl-session"
 # The worker-input key that carries the controller's session name to xdist workers.
 SESSION_INPUT = "bfcl_session"
 SESSION_KEY = pytest.StashKey[str]()
-SCORE_NAMES = {"overall", "simple", "non_live", "live", "irrelevance", "relevance", "multi_turn"}
-SCORE_NAMES |= {"agentic", "web_search", "memory", *CATEGORIES}
 
 
 def start(config: pytest.Config, values: dict[str, Any]) -> None:
@@ -65,7 +64,7 @@ def start(config: pytest.Config, values: dict[str, Any]) -> None:
             added = add_custom_categories(list(categories or []))
             register_markers(config, (CATEGORIES[name] for name in added))
         settings = build_settings(values)
-        unknown = [n for n, _ in settings.min_scores if n not in SCORE_NAMES]
+        unknown = [n for n, _ in settings.min_scores if n not in {*SCORE_NAMES, *CATEGORIES}]
         if unknown:
             raise ValueError(f"--bfcl-min-score names unknown scores: {', '.join(unknown)}")
         run = BfclRun.create(settings, config.hook, session=session_id(config))

@@ -21,6 +21,14 @@ for _name in ("numpy", "torch", "faiss", "sentence_transformers"):
     if importlib.util.find_spec(_name) is not None:
         importlib.import_module(_name)
 
+# The plugin imports its session and model modules only when a model is given; pytester's
+# in-process runs would then import them afresh in each run (new exception classes that the
+# modules kept from an earlier run do not catch). Importing them once here keeps one copy.
+for _name in ("pytest_bfcl.session", "pytest_bfcl.models.builtin", "pytest_bfcl.models.replay",
+              "pytest_bfcl.models.oracle", "pytest_bfcl.models.openai_chat",
+              "pytest_bfcl.models.vllm_server", "pytest_bfcl.web.access"):  # fmt: skip
+    importlib.import_module(_name)
+
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -10,13 +10,14 @@ from typing import Any
 
 from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.dataset.categories import CATEGORIES, category_of_id
+from pytest_bfcl.errors import SetupError
 from pytest_bfcl.models.base import Generation, ModelBase, NotGenerated, Task
 
 _GROUP_DIRS = ("non_live", "live", "multi_turn", "agentic", "format_sensitivity")
 
 
-class ReplayError(RuntimeError):
-    """A result directory or file that cannot be read."""
+class ReplayError(SetupError):
+    """A result directory or file that cannot be read (a set-up problem, said once)."""
 
 
 def resolve_result_root(directory: Path) -> Path:

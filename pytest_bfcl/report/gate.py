@@ -16,12 +16,10 @@ from typing import Literal
 from pydantic import BaseModel
 
 from pytest_bfcl.dataset.categories import category_of_id, natural_key
+from pytest_bfcl.report.groups import GATED
 from pytest_bfcl.report.scores import CategoryScore, Scores, aggregate_groups
 
 GateMode = Literal["significant", "any", "off"]
-
-# Groups whose comparison is reported (the leaderboard's summaries), then the overall.
-GATED_GROUPS = ("non_live", "live", "irrelevance", "multi_turn", "agentic", "web_search", "memory")
 
 
 class GateSettings(BaseModel):
@@ -108,7 +106,7 @@ def compare(
     ]
     current_groups = aggregate_groups(_scores_on(common, current), sized_by_run=True)
     baseline_groups = aggregate_groups(_scores_on(common, baseline), sized_by_run=True)
-    for name in (*GATED_GROUPS, "overall"):
+    for name in (*GATED, "overall"):
         now, before = current_groups[name], baseline_groups[name]
         if now.accuracy is None or before.accuracy is None:
             continue  # a category of the group was not run on both sides

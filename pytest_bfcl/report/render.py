@@ -9,19 +9,8 @@ from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.report.completeness import top_reason
 from pytest_bfcl.report.entries import bounded
 from pytest_bfcl.report.gate import GateResult
+from pytest_bfcl.report.groups import DISPLAY_ORDER, display_label
 from pytest_bfcl.report.scores import GroupScore, Scores
-
-_GROUP_LABELS = {
-    "non_live": "Non-Live AST",
-    "simple": "  Simple (py/java/js)",
-    "live": "Live AST",
-    "irrelevance": "Irrelevance",
-    "relevance": "Relevance",
-    "multi_turn": "Multi-Turn",
-    "agentic": "Agentic",
-    "web_search": "  Web Search",
-    "memory": "  Memory",
-}
 
 
 def percent(value: float | None) -> str:
@@ -66,7 +55,8 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
         )
     lines += ["", f"{'group':<26}{'score':>10}"]
     web_skipped = _web_search_skipped(scores)
-    for key, label in _GROUP_LABELS.items():
+    for key in DISPLAY_ORDER:
+        label = display_label(key)
         group = scores.groups[key]
         shown = "skipped" if key == "web_search" and web_skipped else percent(group.accuracy)
         lines.append(f"{label:<26}{shown:>10}{_sampled_note(group)}")

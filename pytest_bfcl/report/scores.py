@@ -27,14 +27,7 @@ from pytest_bfcl.dataset.categories import (
     category_of_id,
     natural_key,
 )
-
-OVERALL_WEIGHTS: dict[str, float] = {
-    "non_live": 10,
-    "live": 10,
-    "irrelevance": 10,
-    "multi_turn": 30,
-    "agentic": 40,
-}
+from pytest_bfcl.report.groups import GROUPS, OVERALL_WEIGHTS
 
 
 @dataclass
@@ -362,40 +355,26 @@ def wilson_interval(correct: int, scored: int, population: int | None) -> tuple[
 def aggregate_groups(
     cats: dict[str, CategoryScore], sized_by_run: bool = False
 ) -> dict[str, GroupScore]:
-    """The leaderboard's summaries. With ``sized_by_run`` a category counts as present when it
-    has any scored entry (comparisons on a sample), weighted by the entries scored."""
-    leaf = {name: _leaf(cats, name, sized_by_run) for name in ALL_SCORING}
-    simple = _mean([leaf["simple_python"], leaf["simple_java"], leaf["simple_javascript"]])
-    non_live = _mean([simple, leaf["multiple"], leaf["parallel"], leaf["parallel_multiple"]])
-    live = _count_weighted(
-        [
-            leaf[c]
-            for c in ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
-        ]
-    )
-    irrelevance = _mean([leaf["irrelevance"], leaf["live_irrelevance"]])
-    multi_turn = _mean([leaf[c] for c in ALL_SCORING if c.startswith("multi_turn")])
-    web_search = _mean([leaf["web_search_base"], leaf["web_search_no_snippet"]])
-    memory = _mean([leaf["memory_kv"], leaf["memory_vector"], leaf["memory_rec_sum"]])
-    agentic = _mean([web_search, memory])
+    """The leaderboard's summaries (:data:`~pytest_bfcl.report.groups.GROUPS`) and the V4
+    overall. With ``sized_by_run`` a category counts as present when it has any scored entry
+    (comparisons on a sample), weighted by the entries scored."""
+    parts = {name: _leaf(cats, name, sized_by_run) for name in ALL_SCORING}
+    for group in GROUPS:
+        members = [parts[m] for m in group.members]
+        parts[group.name] = (
+            members[0]
+            if len(members) == 1
+            else _count_weighted(members)
+            if group.combine == "count_weighted"
+            else _mean(members)
+        )
     weights = list(OVERALL_WEIGHTS.values())
-    overall = _weighted([non_live, live, irrelevance, multi_turn, agentic], weights)
+    parts["overall"] = _weighted([parts[n] for n in OVERALL_WEIGHTS], weights)
     # the same formula with the agentic score taken from memory alone (web search skipped)
-    without_web = _weighted([non_live, live, irrelevance, multi_turn, memory], weights)
-    parts = {
-        "simple": simple,
-        "non_live": non_live,
-        "live": live,
-        "irrelevance": irrelevance,
-        "relevance": leaf["live_relevance"],
-        "multi_turn": multi_turn,
-        "web_search": web_search,
-        "memory": memory,
-        "agentic": agentic,
-        "overall": overall,
-        "overall_without_web_search": without_web,
-    }
-    return {name: _group_score(p) for name, p in parts.items()}
+    without_web = [parts["memory" if n == "agentic" else n] for n in OVERALL_WEIGHTS]
+    parts["overall_without_web_search"] = _weighted(without_web, weights)
+    names = [g.name for g in GROUPS] + ["overall", "overall_without_web_search"]
+    return {name: _group_score(parts[name]) for name in names}
 
 
 def _group_score(part: _Part) -> GroupScore:
