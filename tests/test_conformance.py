@@ -143,7 +143,8 @@ def test_malformed_score_files(tmp_path: Path, text: str, message: str) -> None:
 
 def test_results_skip_prerequisites_and_trim_outputs() -> None:
     stored = read_results(MODEL_DIR)
-    assert set(stored) == {"simple_python", "multi_turn_base", "live_irrelevance"}
+    # the leaderboard's order (non-live, live, multi-turn), not the folders' alphabetical one
+    assert list(stored) == ["simple_python", "live_irrelevance", "multi_turn_base"]
     long_output = stored["simple_python"][2].output
     assert len(long_output) == OUTPUT_PREVIEW_CHARS and long_output.endswith("…")
     assert json.loads(stored["simple_python"][0].output) == [
@@ -341,6 +342,12 @@ def test_cli_unknown_category_is_a_usage_error(
     code = cli.main([str(tmp_path), "--categories", "simple_python,simple_java"])
     assert code == cli.EXIT_SETUP
     assert "no result file for simple_java" in capsys.readouterr().err
+
+
+def test_cli_refuses_format_sensitivity(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copytree(MODEL_DIR, tmp_path / "gpt-4.1-2025-04-14-FC")
+    assert cli.main([str(tmp_path), "--categories", "format_sensitivity"]) == cli.EXIT_SETUP
+    assert "format_sensitivity is not compared" in capsys.readouterr().err
 
 
 def test_cli_refuses_a_non_empty_keep_dir(

@@ -37,6 +37,7 @@ from pytest_bfcl.conformance.score_files import (
     read_score_dir,
     reference_verdicts,
 )
+from pytest_bfcl.dataset.categories import FORMAT_SENSITIVITY
 from pytest_bfcl.dataset.fetch import DatasetError, default_cache_dir, ensure_pinned_data
 from pytest_bfcl.dataset.registry import LeaderboardModel, load_model_registry, lookup
 
@@ -89,8 +90,10 @@ def _selected_categories(
     stored: dict[str, list[StoredResult]], wanted: Sequence[str] | None
 ) -> dict[str, list[StoredResult]]:
     if not wanted:
-        return stored
+        return {name: entries for name, entries in stored.items() if name != FORMAT_SENSITIVITY}
     names = [name for item in wanted for name in item.split(",") if name]
+    if FORMAT_SENSITIVITY in names:
+        raise UsageError(f"{FORMAT_SENSITIVITY} is not compared (its score file differs)")
     missing = [name for name in names if name not in stored]
     if missing:
         raise UsageError(f"no result file for {', '.join(missing)} (have: {', '.join(stored)})")

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from pytest_bfcl.dataset.categories import ALL
+
 RESULT_FILE_GLOB = "BFCL_v4_*_result.json"
 _CATEGORY_IN_NAME = re.compile(r"BFCL_v4_(\w+?)_result\.json$")
 OUTPUT_PREVIEW_CHARS = 200
@@ -113,6 +115,15 @@ def read_result_file(path: Path) -> list[StoredResult]:
     return out
 
 
+def _category_order(category: str) -> tuple[int, str]:
+    return (ALL.index(category) if category in ALL else len(ALL), category)
+
+
 def read_results(model_dir: Path) -> dict[str, list[StoredResult]]:
-    """Category -> stored entries, for every result file of the model directory."""
-    return {category: read_result_file(path) for category, path in result_files(model_dir).items()}
+    """Category -> stored entries, for every result file of the model directory, in the
+    leaderboard's category order."""
+    files = result_files(model_dir)
+    return {
+        category: read_result_file(files[category])
+        for category in sorted(files, key=_category_order)
+    }
