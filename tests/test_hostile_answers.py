@@ -30,7 +30,6 @@ from pytest_bfcl.check.js_values import _array_2d_end, convert_js
 from pytest_bfcl.check.multi_turn import MultiTurnOptions, decode_step, evaluate_multi_turn
 from pytest_bfcl.check.single_turn import ScoringOptions, evaluate_single_turn
 from pytest_bfcl.check.verdict import Verdict
-from pytest_bfcl.dataset.categories import CATEGORIES
 from pytest_bfcl.decode import DecodeError, PromptFormat, decode_fc_ast, decode_prompting_ast
 from pytest_bfcl.decode.formats import json_call_list_span
 from pytest_bfcl.decode.limits import MAX_TEXT_CHARS, short_repr
@@ -74,6 +73,7 @@ class Case:
 
 
 NESTED = "[" * 100_000 + "]" * 100_000
+NESTED_50000 = "[" * 50_000 + "]" * 50_000  # within the length bound: json.loads must refuse it
 CASES = [
     # -- single turn, prompting --------------------------------------------------------------
     Case(
@@ -109,7 +109,7 @@ CASES = [
         "simple_python_4",
         "prompt",
         lambda: "[calculate_triangle_area(base=1, height=5, unit='" + "x" * 50_000_000 + "')]",
-        r"50,000,052 characters long; at most 1,000,000 are read",
+        r"50,000,052 characters long; at most 200,000 are read",
     ),
     Case(
         "brackets_nested_100000_deep",
@@ -186,10 +186,10 @@ CASES = [
         r"unreadable arguments: Exceeds the limit \(4300 digits\)",
     ),
     Case(
-        "json_nested_100000_deep",
+        "json_nested_50000_deep",
         "simple_python_11",
         "fc",
-        lambda: _fc("calculate_triangle_area", '{"base": ' + NESTED + ', "height": 5}'),
+        lambda: _fc("calculate_triangle_area", '{"base": ' + NESTED_50000 + ', "height": 5}'),
         r"arguments that are not JSON: maximum recursion depth",
     ),
     Case(
@@ -239,7 +239,7 @@ CASES = [
         "simple_python_15",
         "fc",
         lambda: _fc("calculate_triangle_area", '{"unit": "' + "x" * 2_000_000 + '"}'),
-        r"2,000,012 characters long; at most 1,000,000 are read",
+        r"2,000,012 characters long; at most 200,000 are read",
     ),
     Case(
         "five_thousand_tool_calls",
@@ -365,11 +365,21 @@ def test_hostile_answer_is_a_failure_with_a_reason(dataset, case, safety_net):
 # -- (b) end to end through replay --------------------------------------------------------------
 
 
+# The reference's result layout: <root>/<group>/BFCL_v4_<category>_result.json.
+_GROUP_DIRS = {
+    "simple_python": "non_live",
+    "simple_java": "non_live",
+    "simple_javascript": "non_live",
+    "multi_turn_base": "multi_turn",
+    "format_sensitivity": "format_sensitivity",
+}
+
+
 def _write_replay(dataset, root: Path, cases: list[Case]) -> list[str]:
     by_file: dict[Path, list[str]] = {}
     for case in cases:
-        category = CATEGORIES[_category(case.entry_id)]
-        path = root / category.result_dir / category.result_file
+        category = _category(case.entry_id)
+        path = root / _GROUP_DIRS[category] / f"BFCL_v4_{category}_result.json"
         record = {"id": case.entry_id, "result": _result(dataset, case)}
         by_file.setdefault(path, []).append(json.dumps(record))
     for path, lines in by_file.items():

@@ -18,10 +18,11 @@ from typing import Any
 
 from pytest_bfcl.decode.errors import DecodeError
 
-# Text handed to a parser (ast, json, XML, tree-sitter) per output or per step: more than 100
-# times the longest answer in the corpora, and small enough that a parser's tree of it stays
-# in the low hundreds of megabytes.
-MAX_TEXT_CHARS = 1_000_000
+# Text handed to a parser (ast, json, XML, tree-sitter) per output or per step: over 25 times
+# the longest answer in the corpora, and small enough that the worst text of this length
+# (a flat list of 100,000 numbers, 28,000 calls) parses, reads and is refused in a couple of
+# seconds and about 150 MB; at 1,000,000 characters the same takes 5 to 8 s and 600 MB.
+MAX_TEXT_CHARS = 200_000
 # Nesting of decoded values (lists in lists, dicts in dicts): Python's own parser stops at 200
 # brackets; at 100 every renderer (repr, json) stays far from the interpreter's recursion limit.
 MAX_DEPTH = 100

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from pytest_bfcl.decode.errors import DecodeError
-from pytest_bfcl.decode.limits import Budget, check_calls, check_int, expanded_size
+from pytest_bfcl.decode.limits import MAX_CALLS, Budget, check_calls, check_int, expanded_size
 
 Call = dict[str, dict[Any, Any]]
 
@@ -39,6 +39,10 @@ def parse_python_calls(text: str) -> list[Call]:
         elements = getattr(body, "elts", None)
         if elements is None:
             raise DecodeError(f"expected a list of calls, got {type(body).__name__}")
+        if len(elements) > MAX_CALLS:  # refused before any is read
+            raise DecodeError(
+                f"{len(elements):,} calls in one output; at most {MAX_CALLS:,} are read"
+            )
         calls = []
         for element in elements:
             if not isinstance(element, ast.Call):
