@@ -1,0 +1,132 @@
+"""Hostile answers at the bounds (run with ``pytest benchmarks``; not part of the test suite).
+
+Each benchmark scores or decodes the worst answer of its kind that the bounds of
+``pytest_bfcl.decode.limits`` still let through to a parser, and holds a time bound: every one
+must end (as a verdict or a refusal) within ``HOSTILE_TARGET_S`` on a 2-core machine. Before
+the bounds, several of these did not end at all (a float precision of 1e9, a list repeated to
+10**10 elements, a JSON list that backtracks, a JavaScript array that backtracks).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pytest_bfcl.backends.execute import Environment
+from pytest_bfcl.check.js_values import convert_js
+from pytest_bfcl.check.multi_turn import MultiTurnOptions, evaluate_multi_turn
+from pytest_bfcl.check.single_turn import ScoringOptions, evaluate_single_turn
+from pytest_bfcl.dataset.fetch import ensure_pinned_data
+from pytest_bfcl.dataset.load import Dataset
+from pytest_bfcl.decode import DecodeError, PromptFormat, decode_prompting_ast
+from pytest_bfcl.decode.limits import MAX_CONVERTED_CHARS, MAX_TEXT_CHARS
+
+HOSTILE_TARGET_S = 5.0
+LONGEST = MAX_TEXT_CHARS - 100  # room for the call around the hostile part
+
+
+@pytest.fixture(scope="module")
+def dataset() -> Dataset:
+    return Dataset(ensure_pinned_data())
+
+
+def _timed(benchmark, fn: Callable[[], Any]) -> Any:
+    result = benchmark.pedantic(fn, rounds=3, iterations=1)
+    worst = benchmark.stats.stats.max
+    assert worst < HOSTILE_TARGET_S, f"took {worst:.2f}s"
+    return result
+
+
+def _decode(text: str, fmt: PromptFormat | None = None, language: str = "python") -> str:
+    """``"calls"`` or ``"refused"``: the two ways a decoder may end."""
+    try:
+        decode_prompting_ast(text, fmt or PromptFormat(), language)
+    except DecodeError:
+        return "refused"
+    return "calls"
+
+
+# -- decoding at the length bound ---------------------------------------------------------------
+
+
+def test_json_list_that_backtracks_at_the_length_bound(benchmark):
+    text = "<TOOLCALL>[" + "{}, " * (LONGEST // 4) + "x</TOOLCALL>"
+    fmt = PromptFormat(ret_fmt="json", tool_call_tag=True)
+    assert _timed(benchmark, lambda: _decode(text, fmt)) == "calls"  # no call list: []
+
+
+def test_flat_python_list_at_the_length_bound(benchmark):
+    text = "[f(a=[" + "1," * (LONGEST // 2) + "])]"
+    assert _timed(benchmark, lambda: _decode(text)) == "calls"
+
+
+def test_python_call_list_far_over_the_call_limit(benchmark):
+    text = "[" + "f(a=1)," * (LONGEST // 7) + "]"
+    assert _timed(benchmark, lambda: _decode(text)) == "refused"
+
+
+def test_java_array_at_the_length_bound(benchmark):
+    text = "A.f(a=new int[]{" + "1," * (LONGEST // 2) + "1})"
+    assert _timed(benchmark, lambda: _decode(text, language="java")) == "calls"
+
+
+def test_javascript_nested_past_the_depth_bound(benchmark):
+    text = "f(a=" + "[" * (LONGEST // 2) + "]" * (LONGEST // 2) + ")"
+    assert _timed(benchmark, lambda: _decode(text, language="javascript")) == "refused"
+
+
+def test_repetition_expanding_to_ten_billion_elements(benchmark):
+    text = "[f(a=[[0]*100000]*100000)]"
+    assert _timed(benchmark, lambda: _decode(text)) == "refused"
+
+
+def test_text_of_50_mb(benchmark, dataset):
+    entry = dataset.entry_map("simple_python")["simple_python_0"]
+    answer = dataset.answers("simple_python")[entry.id]
+    text = "[calculate_triangle_area(base=1, height=5, unit='" + "x" * 50_000_000 + "')]"
+    options = ScoringOptions("prompt", True)
+    verdict = _timed(benchmark, lambda: evaluate_single_turn(entry, answer, text, options))
+    assert not verdict.valid
+
+
+# -- checking ---------------------------------------------------------------------------------
+
+
+def test_javascript_2d_array_that_backtracks_at_the_conversion_bound(benchmark):
+    value = "[" + "[], " * ((MAX_CONVERTED_CHARS - 3) // 4) + "x]"
+    assert len(value) <= MAX_CONVERTED_CHARS
+    assert isinstance(_timed(benchmark, lambda: convert_js(value, "array")), list)
+
+
+def test_fc_arguments_at_the_length_bound(benchmark, dataset):
+    entry = dataset.entry_map("simple_python")["simple_python_0"]
+    answer = dataset.answers("simple_python")[entry.id]
+    arguments = json.dumps({"base": [1] * (LONGEST // 3), "height": 5})
+    result = [{"calculate_triangle_area": arguments}]
+    options = ScoringOptions("fc", True)
+    verdict = _timed(benchmark, lambda: evaluate_single_turn(entry, answer, result, options))
+    assert not verdict.valid
+
+
+# -- executing --------------------------------------------------------------------------------
+
+
+def test_multi_turn_calculator_asked_for_a_billion_digits(benchmark, dataset):
+    entry = dataset.entry_map("multi_turn_base")["multi_turn_base_15"]
+    answer = dataset.answers("multi_turn_base")[entry.id]
+    step = [{"logarithm": json.dumps({"value": 2, "base": 3, "precision": 1e9})}]
+    result = [[step]] + [["I am done."]] * (len(entry.question) - 1)
+    options = MultiTurnOptions("fc")
+    verdict = _timed(benchmark, lambda: evaluate_multi_turn(entry, answer, result, options))
+    assert not verdict.valid
+
+
+def test_environment_at_its_call_limit(benchmark):
+    def run() -> str:
+        env = Environment.create(["MathAPI"], None)
+        return env.execute(["sum_values(numbers=[1] * 100000)"] * 2_001)[-1]
+
+    assert "more than 2,000 calls" in _timed(benchmark, run)
