@@ -261,7 +261,7 @@ def test_prerequisites_run_once_in_order_and_leave_checkpoints(tmp_path):
         runner,
         tmp_path,
         "session-1",
-        lambda generation, path: written.append((generation.id, path.name)),
+        lambda generation, category: written.append((generation.id, category)),
     )
     threads = [
         threading.Thread(target=flow.final_snapshot, args=("memory_kv", "student"))
@@ -281,7 +281,7 @@ def test_prerequisites_run_once_in_order_and_leave_checkpoints(tmp_path):
     assert json.loads((snapshot_dir / "prereq_checkpoints" / f"{ids[1]}.json").read_text()) == {
         "facts": ids[:2]
     }
-    assert written == [(i, "BFCL_v4_memory_kv_prereq_result.json") for i in ids]
+    assert written == [(i, "memory_kv") for i in ids]
 
 
 def test_another_worker_of_the_session_reads_the_snapshot_instead_of_rerunning(tmp_path):

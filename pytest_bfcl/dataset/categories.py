@@ -35,17 +35,6 @@ class Category:
     def scoring(self) -> bool:
         return self.kind is not Kind.FORMAT_SENSITIVITY
 
-    @property
-    def result_dir(self) -> str:
-        """Directory of this category's result file relative to a model's result root."""
-        if self.kind is Kind.MEMORY:
-            return f"agentic/memory/{self.name.removeprefix('memory_')}"
-        return self.group
-
-    @property
-    def result_file(self) -> str:
-        return f"BFCL_v4_{self.name}_result.json"
-
 
 def _file(name: str) -> str:
     return f"BFCL_v4_{name}.json"

@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.check.single_turn import ScoringOptions
-from pytest_bfcl.dataset.categories import CATEGORIES, category_of_id
+from pytest_bfcl.dataset.categories import category_of_id
+from pytest_bfcl.dataset.layout import GROUP_DIRS, ResultLayout
 from pytest_bfcl.errors import SetupError
 from pytest_bfcl.models.base import Generation, ModelBase, NotGenerated, Task
-
-_GROUP_DIRS = ("non_live", "live", "multi_turn", "agentic", "format_sensitivity")
 
 
 class ReplayError(SetupError):
@@ -25,17 +24,15 @@ def resolve_result_root(directory: Path) -> Path:
     directory = directory.expanduser().resolve()
     if not directory.is_dir():
         raise ReplayError(f"replay directory {directory} does not exist")
-    if any((directory / g).is_dir() for g in _GROUP_DIRS):
+    if ResultLayout(directory).holds_results():
         return directory
-    models = [
-        d for d in directory.iterdir() if d.is_dir() and any((d / g).is_dir() for g in _GROUP_DIRS)
-    ]
+    models = [d for d in directory.iterdir() if d.is_dir() and ResultLayout(d).holds_results()]
     if len(models) == 1:
         return models[0]
     if not models:
         raise ReplayError(
             f"{directory} holds no results in the reference layout "
-            f"(<dir>/<{'|'.join(_GROUP_DIRS)}>/BFCL_v4_<category>_result.json)"
+            f"(<dir>/<{'|'.join(GROUP_DIRS)}>/BFCL_v4_<category>_result.json)"
         )
     names = ", ".join(sorted(m.name for m in models))
     raise ReplayError(f"{directory} holds results of several models ({names}); name one of them")
@@ -96,8 +93,7 @@ class ReplayModel(ModelBase):
         return {"kind": "replay", "directory": str(self.root)}
 
     def result_file(self, category: str) -> Path:
-        cat = CATEGORIES[category]
-        return self.root / cat.result_dir / cat.result_file
+        return ResultLayout(self.root).category_file(category)
 
     def records(self, category: str) -> dict[str, dict[str, Any]]:
         with self._lock:

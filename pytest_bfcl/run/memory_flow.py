@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pytest_bfcl.dataset.layout import ResultLayout
 from pytest_bfcl.dataset.models import Entry
 from pytest_bfcl.files import write_json_atomic
 from pytest_bfcl.models.base import Generation
@@ -31,11 +32,6 @@ class MemoryFlowError(RuntimeError):
     """The prerequisites of a scenario could not be run."""
 
 
-def backend_of(category: str) -> str:
-    """``memory_rec_sum`` -> ``rec_sum``."""
-    return category.removeprefix("memory_")
-
-
 class MemoryFlow:
     def __init__(
         self,
@@ -43,13 +39,14 @@ class MemoryFlow:
         run_prerequisite: PrerequisiteRunner,
         root: Path,
         session: str,
-        on_generation: Callable[[Generation, Path], None] | None = None,
+        on_generation: Callable[[Generation, str], None] | None = None,
     ) -> None:
         """``prerequisites(category, scenario)``: the scenario's conversations in order.
-        ``on_generation(generation, result_file)``: called for each finished conversation."""
+        ``on_generation(generation, category)``: called for each finished conversation."""
         self.prerequisites = prerequisites
         self.run_prerequisite = run_prerequisite
         self.root = Path(root)
+        self.layout = ResultLayout(self.root)
         self.session = session
         self.on_generation = on_generation
         self._guard = threading.Lock()
@@ -57,21 +54,8 @@ class MemoryFlow:
         self._snapshots: dict[tuple[str, str], dict[str, Any] | None] = {}
         self._failures: dict[tuple[str, str], str] = {}
 
-    def snapshot_dir(self, category: str) -> Path:
-        return self.root / "agentic" / "memory" / backend_of(category) / "memory_snapshot"
-
     def final_path(self, category: str, scenario: str) -> Path:
-        return self.snapshot_dir(category) / f"{scenario}_final.json"
-
-    def result_file(self, category: str) -> Path:
-        backend = backend_of(category)
-        return (
-            self.root
-            / "agentic"
-            / "memory"
-            / backend
-            / f"BFCL_v4_memory_{backend}_prereq_result.json"
-        )
+        return self.layout.final_snapshot(category, scenario)
 
     def final_snapshot(self, category: str, scenario: str) -> dict[str, Any] | None:
         """The memory a scenario's questions start from (running its prerequisites first, once
@@ -113,7 +97,7 @@ class MemoryFlow:
 
     def _run(self, category: str, scenario: str) -> dict[str, Any] | None:
         snapshot: dict[str, Any] | None = None
-        checkpoints = self.snapshot_dir(category) / "prereq_checkpoints"
+        checkpoints = self.layout.checkpoint_dir(category)
         final = self.final_path(category, scenario)
         final.unlink(missing_ok=True)  # a stale one must not outlive a failed run
         for entry in self.prerequisites(category, scenario):
@@ -121,5 +105,5 @@ class MemoryFlow:
             write_json_atomic(checkpoints / f"{entry.id}.json", snapshot, indent=4)
             write_json_atomic(final, snapshot, indent=4)
             if self.on_generation is not None:
-                self.on_generation(generation, self.result_file(category))
+                self.on_generation(generation, category)
         return snapshot

@@ -12,17 +12,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
-from pytest_bfcl.dataset.categories import CATEGORIES, category_of_id, sort_key
+from pytest_bfcl.dataset.categories import category_of_id, sort_key
+from pytest_bfcl.dataset.layout import ResultLayout, model_dir_name
 from pytest_bfcl.models.base import Generation
-
-
-def model_dir_name(model: str) -> str:
-    """A model name as a directory name (the reference replaces path separators)."""
-    return re.sub(r"[^\w.\-]+", "_", model).strip("_") or "model"
 
 
 def result_record(generation: Generation) -> dict[str, Any]:
@@ -45,10 +40,10 @@ def result_record(generation: Generation) -> dict[str, Any]:
 class ResultsWriter:
     def __init__(self, directory: Path, model: str) -> None:
         self.root = directory / model_dir_name(model)
+        self.layout = ResultLayout(self.root)
 
     def path_for(self, category: str) -> Path:
-        cat = CATEGORIES[category]
-        return self.root / cat.result_dir / cat.result_file
+        return self.layout.category_file(category)
 
     def write(self, generation: Generation, path: Path | None = None) -> None:
         """Append one generation (safe across processes), to its category's file or ``path``."""

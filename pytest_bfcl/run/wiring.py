@@ -12,13 +12,14 @@ from typing import Any
 from pytest_bfcl.backends.base import BackendServices
 from pytest_bfcl.backends.long_context import LongContext, load_long_context
 from pytest_bfcl.dataset.fetch import DataSource
+from pytest_bfcl.dataset.layout import model_dir_name
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import Entry
 from pytest_bfcl.dataset.texts import ProtocolTexts, load_texts
 from pytest_bfcl.models.base import Generation, ModelSpecError, StepModel, Task
 from pytest_bfcl.run.conversation import Conversation
 from pytest_bfcl.run.memory_flow import MemoryFlow
-from pytest_bfcl.run.results_dir import ResultsWriter, model_dir_name
+from pytest_bfcl.run.results_dir import ResultsWriter
 from pytest_bfcl.settings import Settings
 
 
@@ -159,8 +160,7 @@ class ConversationWiring:
             raise ModelSpecError(f"{entry.id} involves no memory backend")
         return generation, memory._snapshot()
 
-    def _record_prerequisite(self, generation: Generation, path: Path) -> None:
+    def _record_prerequisite(self, generation: Generation, category: str) -> None:
         """Prerequisite conversations go to their own result file, as in the reference."""
         if self.results is not None:
-            relative = path.relative_to(self.memory_root())
-            self.results.write(generation, self.results.root / relative)
+            self.results.write(generation, self.results.layout.prerequisite_file(category))

@@ -1,0 +1,67 @@
+"""The reference's result layout, in one place: where a model's result files, memory
+snapshots, checkpoints and prerequisite results go under its result root.
+
+``<root>/<group>/BFCL_v4_<category>_result.json`` for every category, except memory, whose
+files live under ``<root>/agentic/memory/<backend>/`` with the scenario snapshots in
+``memory_snapshot/`` and the prerequisite conversations' results beside them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from pytest_bfcl.dataset.categories import CATEGORIES, Kind
+
+# The group directories a model's result root holds.
+GROUP_DIRS = ("non_live", "live", "multi_turn", "agentic", "format_sensitivity")
+
+
+def model_dir_name(model: str) -> str:
+    """A model name as a directory name (the reference replaces path separators)."""
+    return re.sub(r"[^\w.\-]+", "_", model).strip("_") or "model"
+
+
+def memory_backend(category: str) -> str:
+    """``memory_kv`` -> ``kv``."""
+    return category.removeprefix("memory_")
+
+
+def category_file(category: str) -> PurePosixPath:
+    """A category's result file relative to a model's result root."""
+    cat = CATEGORIES[category]
+    directory = cat.group
+    if cat.kind is Kind.MEMORY:
+        directory = f"agentic/memory/{memory_backend(category)}"
+    return PurePosixPath(directory, f"BFCL_v4_{category}_result.json")
+
+
+@dataclass(frozen=True)
+class ResultLayout:
+    """The files of one model's result root."""
+
+    root: Path
+
+    def category_file(self, category: str) -> Path:
+        return self.root / category_file(category)
+
+    def memory_dir(self, category: str) -> Path:
+        return self.root / "agentic" / "memory" / memory_backend(category)
+
+    def snapshot_dir(self, category: str) -> Path:
+        return self.memory_dir(category) / "memory_snapshot"
+
+    def checkpoint_dir(self, category: str) -> Path:
+        return self.snapshot_dir(category) / "prereq_checkpoints"
+
+    def final_snapshot(self, category: str, scenario: str) -> Path:
+        return self.snapshot_dir(category) / f"{scenario}_final.json"
+
+    def prerequisite_file(self, category: str) -> Path:
+        backend = memory_backend(category)
+        return self.memory_dir(category) / f"BFCL_v4_memory_{backend}_prereq_result.json"
+
+    def holds_results(self) -> bool:
+        """Whether this looks like a model's result root (it has a group directory)."""
+        return any((self.root / group).is_dir() for group in GROUP_DIRS)
