@@ -5,6 +5,7 @@ reference's column layout, for the model of this run: cells unquoted, percentage
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +49,17 @@ def _raw(value: Any) -> str:
     return NA if value is None else str(value)
 
 
+# The reference estimates a run's cost from its latencies alone, at this price per hour of
+# inference (USD per 100 hours), the leaderboard's assumption for a self-hosted model.
+COST_PER_100_HOURS = 23.92
+
+
 def _latency_stats(latencies: list[float]) -> tuple[Any, Any, Any, Any]:
     """(cost, mean, std, p95) the way the reference derives them from latencies alone."""
     values = [v for v in latencies if v]
     if not values:
         return NA, NA, NA, NA
-    cost = round(sum(values) / 3600 * 23.92 / 100, 2)
+    cost = round(sum(values) / 3600 * COST_PER_100_HOURS / 100, 2)
     mean = round(statistics.mean(values), 2)
     std = round(statistics.stdev(values), 2) if len(values) > 1 else NA
     ordered = sorted(values)
@@ -64,9 +70,28 @@ def _latency_stats(latencies: list[float]) -> tuple[Any, Any, Any, Any]:
     return cost, mean, std, p95
 
 
-def _table(header: list[str], cells: list[Any], raw_columns: set[int]) -> str:
-    row = ["1"] + [_raw(v) if i + 1 in raw_columns else _pct(v) for i, v in enumerate(cells)]
+@dataclass(frozen=True)
+class Column:
+    """One column: its header, its value for this run, and how it is written (a percentage,
+    or raw text and numbers)."""
+
+    header: str
+    value: Any
+    raw: bool = False
+
+    def cell(self) -> str:
+        return _raw(self.value) if self.raw else _pct(self.value)
+
+
+def _table(columns: list[Column]) -> str:
+    """The header row and the model's row, ranked 1, cells unquoted, no newline at the end."""
+    header = ["Rank", *(c.header for c in columns)]
+    row = ["1", *(c.cell() for c in columns)]
     return "\n".join([",".join(header), ",".join(row)])
+
+
+def _raw_column(header: str, value: Any) -> Column:
+    return Column(header, value, raw=True)
 
 
 def csv_tables(scores: Scores, model: str, latencies: list[float]) -> dict[str, str]:
@@ -75,195 +100,104 @@ def csv_tables(scores: Scores, model: str, latencies: list[float]) -> dict[str, 
     fs_delta = round(fs.max_delta * 100, 2) if fs and fs.max_delta is not None else None
     fs_std = round(fs.std * 100, 2) if fs and fs.std is not None else None
     cost, mean, std, p95 = _latency_stats(latencies)
-    overall_header = [
-        "Rank",
-        "Overall Acc",
-        "Model",
-        "Model Link",
-        "Total Cost ($)",
-        "Latency Mean (s)",
-        "Latency Standard Deviation (s)",
-        "Latency 95th Percentile (s)",
-        "Non-Live AST Acc",
-        "Non-Live Simple AST",
-        "Non-Live Multiple AST",
-        "Non-Live Parallel AST",
-        "Non-Live Parallel Multiple AST",
-        "Live Acc",
-        "Live Simple AST",
-        "Live Multiple AST",
-        "Live Parallel AST",
-        "Live Parallel Multiple AST",
-        "Multi Turn Acc",
-        "Multi Turn Base",
-        "Multi Turn Miss Func",
-        "Multi Turn Miss Param",
-        "Multi Turn Long Context",
-        "Web Search Acc",
-        "Web Search Base",
-        "Web Search No Snippet",
-        "Memory Acc",
-        "Memory KV",
-        "Memory Vector",
-        "Memory Recursive Summarization",
-        "Relevance Detection",
-        "Irrelevance Detection",
-        "Format Sensitivity Max Delta",
-        "Format Sensitivity Standard Deviation",
-        "Organization",
-        "License",
-    ]
     overall = [
-        r.group("overall", always_numeric=True),
-        model,
-        NA,
-        cost,
-        mean,
-        std,
-        p95,
-        r.group("non_live"),
-        r.group("simple"),
-        r.cat("multiple"),
-        r.cat("parallel"),
-        r.cat("parallel_multiple"),
-        r.group("live", always_numeric=True),
-        r.cat("live_simple"),
-        r.cat("live_multiple"),
-        r.cat("live_parallel"),
-        r.cat("live_parallel_multiple"),
-        r.group("multi_turn", always_numeric=True),
-        r.cat("multi_turn_base"),
-        r.cat("multi_turn_miss_func"),
-        r.cat("multi_turn_miss_param"),
-        r.cat("multi_turn_long_context"),
-        r.group("web_search"),
-        r.cat("web_search_base"),
-        r.cat("web_search_no_snippet"),
-        r.group("memory"),
-        r.cat("memory_kv"),
-        r.cat("memory_vector"),
-        r.cat("memory_rec_sum"),
-        r.group("relevance"),
-        r.group("irrelevance"),
-        fs_delta,
-        fs_std,
-        NA,
-        NA,
+        Column("Overall Acc", r.group("overall", always_numeric=True)),
+        _raw_column("Model", model),
+        _raw_column("Model Link", NA),
+        _raw_column("Total Cost ($)", cost),
+        _raw_column("Latency Mean (s)", mean),
+        _raw_column("Latency Standard Deviation (s)", std),
+        _raw_column("Latency 95th Percentile (s)", p95),
+        Column("Non-Live AST Acc", r.group("non_live")),
+        Column("Non-Live Simple AST", r.group("simple")),
+        Column("Non-Live Multiple AST", r.cat("multiple")),
+        Column("Non-Live Parallel AST", r.cat("parallel")),
+        Column("Non-Live Parallel Multiple AST", r.cat("parallel_multiple")),
+        Column("Live Acc", r.group("live", always_numeric=True)),
+        Column("Live Simple AST", r.cat("live_simple")),
+        Column("Live Multiple AST", r.cat("live_multiple")),
+        Column("Live Parallel AST", r.cat("live_parallel")),
+        Column("Live Parallel Multiple AST", r.cat("live_parallel_multiple")),
+        Column("Multi Turn Acc", r.group("multi_turn", always_numeric=True)),
+        Column("Multi Turn Base", r.cat("multi_turn_base")),
+        Column("Multi Turn Miss Func", r.cat("multi_turn_miss_func")),
+        Column("Multi Turn Miss Param", r.cat("multi_turn_miss_param")),
+        Column("Multi Turn Long Context", r.cat("multi_turn_long_context")),
+        Column("Web Search Acc", r.group("web_search")),
+        Column("Web Search Base", r.cat("web_search_base")),
+        Column("Web Search No Snippet", r.cat("web_search_no_snippet")),
+        Column("Memory Acc", r.group("memory")),
+        Column("Memory KV", r.cat("memory_kv")),
+        Column("Memory Vector", r.cat("memory_vector")),
+        Column("Memory Recursive Summarization", r.cat("memory_rec_sum")),
+        Column("Relevance Detection", r.group("relevance")),
+        Column("Irrelevance Detection", r.group("irrelevance")),
+        _raw_column("Format Sensitivity Max Delta", fs_delta),
+        _raw_column("Format Sensitivity Standard Deviation", fs_std),
+        _raw_column("Organization", NA),
+        _raw_column("License", NA),
     ]
-    tables = {
-        "data_overall.csv": _table(overall_header, overall, {2, 3, 4, 5, 6, 7, 32, 33, 34, 35}),
-        "data_non_live.csv": _table(
-            [
-                "Rank",
-                "Model",
-                "Non-Live Overall Acc",
-                "AST Summary",
-                "Simple AST",
-                "Python Simple AST",
-                "Java Simple AST",
-                "JavaScript Simple AST",
-                "Multiple AST",
-                "Parallel AST",
-                "Parallel Multiple AST",
-                "Irrelevance Detection",
-            ],
-            [
-                model,
-                r.group("non_live", always_numeric=True),
-                r.group("non_live"),
-                r.group("simple"),
-                r.cat("simple_python"),
-                r.cat("simple_java"),
-                r.cat("simple_javascript"),
-                r.cat("multiple"),
-                r.cat("parallel"),
-                r.cat("parallel_multiple"),
-                r.cat("irrelevance"),
-            ],
-            {1},
-        ),
-        "data_live.csv": _table(
-            [
-                "Rank",
-                "Model",
-                "Live Overall Acc",
-                "AST Summary",
-                "Python Simple AST",
-                "Python Multiple AST",
-                "Python Parallel AST",
-                "Python Parallel Multiple AST",
-                "Irrelevance Detection",
-                "Relevance Detection",
-            ],
-            [
-                model,
-                r.group("live", always_numeric=True),
-                r.group("live"),
-                r.cat("live_simple"),
-                r.cat("live_multiple"),
-                r.cat("live_parallel"),
-                r.cat("live_parallel_multiple"),
-                r.cat("live_irrelevance"),
-                r.cat("live_relevance"),
-            ],
-            {1},
-        ),
-        "data_multi_turn.csv": _table(
-            [
-                "Rank",
-                "Model",
-                "Multi Turn Overall Acc",
-                "Base",
-                "Miss Func",
-                "Miss Param",
-                "Long Context",
-            ],
-            [
-                model,
-                r.group("multi_turn", always_numeric=True),
-                r.cat("multi_turn_base"),
-                r.cat("multi_turn_miss_func"),
-                r.cat("multi_turn_miss_param"),
-                r.cat("multi_turn_long_context"),
-            ],
-            {1},
-        ),
-        "data_agentic.csv": _table(
-            [
-                "Rank",
-                "Model",
-                "Agentic Overall Acc",
-                "Web Search Summary",
-                "Web Search Base",
-                "Web Search No Snippet",
-                "Memory Summary",
-                "Memory KV",
-                "Memory Vector",
-                "Memory Recursive Summarization",
-            ],
-            [
-                model,
-                r.group("agentic", always_numeric=True),
-                r.group("web_search"),
-                r.cat("web_search_base"),
-                r.cat("web_search_no_snippet"),
-                r.group("memory"),
-                r.cat("memory_kv"),
-                r.cat("memory_vector"),
-                r.cat("memory_rec_sum"),
-            ],
-            {1},
-        ),
-    }
+    non_live = [
+        _raw_column("Model", model),
+        Column("Non-Live Overall Acc", r.group("non_live", always_numeric=True)),
+        Column("AST Summary", r.group("non_live")),
+        Column("Simple AST", r.group("simple")),
+        Column("Python Simple AST", r.cat("simple_python")),
+        Column("Java Simple AST", r.cat("simple_java")),
+        Column("JavaScript Simple AST", r.cat("simple_javascript")),
+        Column("Multiple AST", r.cat("multiple")),
+        Column("Parallel AST", r.cat("parallel")),
+        Column("Parallel Multiple AST", r.cat("parallel_multiple")),
+        Column("Irrelevance Detection", r.cat("irrelevance")),
+    ]
+    live = [
+        _raw_column("Model", model),
+        Column("Live Overall Acc", r.group("live", always_numeric=True)),
+        Column("AST Summary", r.group("live")),
+        Column("Python Simple AST", r.cat("live_simple")),
+        Column("Python Multiple AST", r.cat("live_multiple")),
+        Column("Python Parallel AST", r.cat("live_parallel")),
+        Column("Python Parallel Multiple AST", r.cat("live_parallel_multiple")),
+        Column("Irrelevance Detection", r.cat("live_irrelevance")),
+        Column("Relevance Detection", r.cat("live_relevance")),
+    ]
+    multi_turn = [
+        _raw_column("Model", model),
+        Column("Multi Turn Overall Acc", r.group("multi_turn", always_numeric=True)),
+        Column("Base", r.cat("multi_turn_base")),
+        Column("Miss Func", r.cat("multi_turn_miss_func")),
+        Column("Miss Param", r.cat("multi_turn_miss_param")),
+        Column("Long Context", r.cat("multi_turn_long_context")),
+    ]
+    agentic = [
+        _raw_column("Model", model),
+        Column("Agentic Overall Acc", r.group("agentic", always_numeric=True)),
+        Column("Web Search Summary", r.group("web_search")),
+        Column("Web Search Base", r.cat("web_search_base")),
+        Column("Web Search No Snippet", r.cat("web_search_no_snippet")),
+        Column("Memory Summary", r.group("memory")),
+        Column("Memory KV", r.cat("memory_kv")),
+        Column("Memory Vector", r.cat("memory_vector")),
+        Column("Memory Recursive Summarization", r.cat("memory_rec_sum")),
+    ]
     configs = fs.configs if fs else {}
-    tables["data_format_sensitivity.csv"] = _table(
-        ["Rank", "Model", "Format Sensitivity Max Delta", "Format Sensitivity Standard Deviation"]
-        + [f"Config {c}" for c in FORMAT_CONFIGS],
-        [model, fs_delta, fs_std]
-        + [configs[c].accuracy if c in configs else None for c in FORMAT_CONFIGS],
-        {1, 2, 3},
-    )
-    return tables
+    format_sensitivity = [
+        _raw_column("Model", model),
+        _raw_column("Format Sensitivity Max Delta", fs_delta),
+        _raw_column("Format Sensitivity Standard Deviation", fs_std),
+        *(
+            Column(f"Config {c}", configs[c].accuracy if c in configs else None)
+            for c in FORMAT_CONFIGS
+        ),
+    ]
+    return {
+        "data_overall.csv": _table(overall),
+        "data_non_live.csv": _table(non_live),
+        "data_live.csv": _table(live),
+        "data_multi_turn.csv": _table(multi_turn),
+        "data_agentic.csv": _table(agentic),
+        "data_format_sensitivity.csv": _table(format_sensitivity),
+    }
 
 
 def write_csv_tables(directory: Path, tables: dict[str, str]) -> None:
