@@ -17,6 +17,7 @@ class Kind(str, Enum):
     MEMORY = "memory"
     WEB_SEARCH = "web_search"
     FORMAT_SENSITIVITY = "format_sensitivity"
+    EXECUTABLE = "executable"  # the first release's execution categories (outside V4)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,16 @@ SINGLE_TURN = NON_LIVE + LIVE
 AGENTIC = MEMORY + WEB_SEARCH
 ALL_SCORING = SINGLE_TURN + MULTI_TURN + AGENTIC
 ALL = (*ALL_SCORING, FORMAT_SENSITIVITY)
+# The first release's executable categories, shipped unused in V4: outside the overall, out of
+# `all` too (they need live APIs and keys), selected only by name or by `executable`.
+EXECUTABLE = (
+    "exec_simple",
+    "exec_multiple",
+    "exec_parallel",
+    "exec_parallel_multiple",
+    "rest",
+    "sql",
+)
 
 
 def _build_registry() -> dict[str, Category]:
@@ -110,8 +121,17 @@ def _build_registry() -> dict[str, Category]:
         _file(FORMAT_SENSITIVITY),
         None,
     )
+    for name in EXECUTABLE:
+        unused = f"unused_datasets/{{}}/{_file(name)}"
+        reg[name] = Category(
+            name,
+            "executable",
+            Kind.EXECUTABLE,
+            unused.format("question"),
+            unused.format("possible_answer"),
+        )
     # Keep the registry in the canonical order of ALL.
-    return {name: reg[name] for name in ALL}
+    return {name: reg[name] for name in (*ALL, *EXECUTABLE)}
 
 
 CATEGORIES: dict[str, Category] = _build_registry()
@@ -135,6 +155,7 @@ COLLECTIONS: dict[str, tuple[str, ...]] = {
     "memory": MEMORY,
     "web_search": WEB_SEARCH,
     "agentic": AGENTIC,
+    "executable": EXECUTABLE,
 }
 
 # Expected entry counts of the pinned release (prerequisites excluded); used to spot a data
@@ -157,6 +178,12 @@ DATASET_SIZES: dict[str, int] = {
     **{name: 155 for name in MEMORY},
     **{name: 100 for name in WEB_SEARCH},
     FORMAT_SENSITIVITY: 5200,
+    "exec_simple": 100,
+    "exec_multiple": 50,
+    "exec_parallel": 50,
+    "exec_parallel_multiple": 40,
+    "rest": 70,
+    "sql": 100,
 }
 
 

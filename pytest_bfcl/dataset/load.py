@@ -168,6 +168,10 @@ class Dataset:
     def _load_entries(self, cat: Category) -> list[Entry]:
         if cat.kind is Kind.FORMAT_SENSITIVITY:
             return self._format_sensitivity_entries()
+        if cat.kind is Kind.EXECUTABLE:
+            from pytest_bfcl.dataset import executable
+
+            return executable.load_entries(self.root, cat, read_jsonl, validate)
         raw = self._file_models(cat.question_file, Entry)
         if cat.kind is Kind.WEB_SEARCH:
             # Hits carry their snippets except in the no-snippet category.
@@ -310,6 +314,11 @@ class Dataset:
             return out
         if cat.answer_file is None:
             return {}
+        if cat.kind is Kind.EXECUTABLE:
+            from pytest_bfcl.dataset import executable
+
+            entries = self.entries(cat.name)
+            return executable.load_answers(self.root, cat, entries, read_jsonl, validate)  # type: ignore[return-value]
         model: type[BaseModel] = {
             Kind.AST: AstAnswer,
             Kind.MULTI_TURN: MultiTurnAnswer,

@@ -18,6 +18,7 @@ from typing import Any
 
 from pytest_bfcl import __version__
 from pytest_bfcl.check.agentic import evaluate_agentic
+from pytest_bfcl.check.executable import evaluate_executable
 from pytest_bfcl.check.multi_turn import MultiTurnOptions, evaluate_multi_turn
 from pytest_bfcl.check.single_turn import ScoringOptions, evaluate_single_turn
 from pytest_bfcl.check.verdict import Verdict
@@ -222,6 +223,9 @@ class BfclRun:
     def score(self, generation: Generation) -> Verdict:
         entry = self.entry(generation.id)
         answer = self.dataset.answers(entry.category).get(entry.id)
+        if CATEGORIES[entry.category].kind is Kind.EXECUTABLE:
+            services = self.wiring.services()
+            return evaluate_executable(entry, answer, generation.result, self.scoring, services)
         if isinstance(answer, MultiTurnAnswer):
             options = MultiTurnOptions(self.scoring.mode, strict=self.settings.strict_multi_turn)
             long_context = self.wiring.long_context_for(entry)

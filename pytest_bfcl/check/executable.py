@@ -1,0 +1,497 @@
+"""Executable evaluation, the first release's way: run the model's calls, run the ground
+truth's calls the same way, and compare the results.
+
+Per ground-truth call, its ``execution_result_type`` says how a result matches:
+
+- ``exact_match``: equal;
+- ``real_time_match``: numbers within 20 % of the expected one (live figures move); other
+  values equal;
+- ``structural_match``: the same type (numbers are one type: JSON does not tell ``5`` from
+  ``5.0``), lists of the same length, dicts with the same key set.
+
+Multiple, parallel and parallel-multiple entries are all-or-nothing and order-free: the model
+must make as many calls as the ground truth, and its results must pair off one to one with the
+expected results, each under its own rule. ``rest`` entries run the model's
+``requests.get(...)`` and compare the response with the stored one (the request succeeds, the
+same JSON type, element counts and key sets); ``sql`` is checked by its syntax tree.
+
+A call is data: decoded, parsed with :mod:`ast`, and only public methods of
+:class:`~pytest_bfcl.backends.executable.ExecutableAPI` run, with literal arguments.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from pytest_bfcl.backends.base import BackendServices, ToolUnavailable
+from pytest_bfcl.backends.exec_api import ApiClient, ApiRequest, ApiUnavailable
+from pytest_bfcl.backends.executable import ExecutableAPI
+from pytest_bfcl.backends.execute import DENIED_NAMES, Environment
+from pytest_bfcl.check.multi_turn import decode_step
+from pytest_bfcl.check.single_turn import ScoringOptions, evaluate_ast
+from pytest_bfcl.check.verdict import Verdict
+from pytest_bfcl.dataset.executable import ExecAnswer
+from pytest_bfcl.dataset.models import AstAnswer, Entry
+from pytest_bfcl.decode.errors import DecodeError
+from pytest_bfcl.decode.limits import MAX_TEXT_CHARS, short_repr
+from pytest_bfcl.errors import InfrastructureError
+
+REAL_TIME_TOLERANCE = 0.20
+EXEC_SUMMARY_CATEGORIES = (
+    "exec_simple",
+    "exec_multiple",
+    "exec_parallel",
+    "exec_parallel_multiple",
+)
+REST_NAMES = ("requests.get", "requests_get")
+REST_ARGUMENTS = frozenset(
+    {"url", "params", "headers", "timeout", "stream", "allow_redirects", "auth", "cert"}
+    | {"cookies", "proxies", "verify"}
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call gave: a value, or an error message."""
+
+    call: str
+    value: Any = None
+    error: str | None = None
+    unavailable: bool = False  # the API could not answer (the run's problem, not the call's)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    error_type: str
+    message: str
+
+
+# -- execution ----------------------------------------------------------------------------------
+
+
+def exec_environment(services: BackendServices | None = None) -> Environment:
+    """An executor over one fresh :class:`ExecutableAPI` (its methods are the only names a
+    call can reach)."""
+    instance = ExecutableAPI()
+    instance._services = services or BackendServices()
+    env = Environment({"ExecutableAPI": instance})
+    env._owners.update({name: instance for name in ExecutableAPI.public_methods()})
+    return env
+
+
+def run_call(env: Environment, call: str) -> Outcome:
+    """Execute one call string. A cassette miss (replay) propagates as an error of the run."""
+    name = call.split("(", 1)[0].rsplit(".", 1)[-1].strip()
+    if name in DENIED_NAMES:
+        return Outcome(call, error=f"Function call {name} is not allowed.")
+    try:
+        return Outcome(call, value=env._run(call))
+    except ToolUnavailable:
+        raise
+    except ApiUnavailable as exc:
+        return Outcome(call, error=str(exc), unavailable=True)
+    except RecursionError:
+        return Outcome(call, error="the call is nested too deeply")
+    except Exception as exc:  # a refused argument, a bad call: the call's error result
+        return Outcome(call, error=f"{type(exc).__name__}: {exc}")
+
+
+def expected_outcomes(answer: ExecAnswer, services: BackendServices | None) -> list[Outcome]:
+    """The ground truth's results. An API that cannot answer is an error of the run."""
+    env = exec_environment(services)
+    outcomes = [run_call(env, call) for call in answer.calls]
+    for outcome in outcomes:
+        if outcome.unavailable:
+            raise InfrastructureError(
+                f"the ground truth call {outcome.call} could not run: {outcome.error}"
+            )
+    return outcomes
+
+
+# -- matching -----------------------------------------------------------------------------------
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def match_result(actual: Outcome, expected: Any, rule: str) -> Mismatch | None:
+    """``None`` when ``actual`` matches ``expected`` under ``rule``."""
+    if actual.error is not None:
+        return Mismatch(
+            "executable_checker:execution_error", f"{actual.call} failed: {actual.error}"
+        )
+    value = actual.value
+    if rule == "structural_match":
+        return structural_mismatch(value, expected)
+    if rule == "real_time_match" and _is_number(expected):
+        if not _is_number(value):
+            return Mismatch(
+                "executable_checker:real_time_mismatch",
+                f"expected a number near {expected!r}, got {short_repr(value)}",
+            )
+        if abs(value - expected) <= REAL_TIME_TOLERANCE * abs(expected):
+            return None
+        return Mismatch(
+            "executable_checker:real_time_mismatch",
+            f"{value!r} is not within 20% of the expected {expected!r}",
+        )
+    if _equal(value, expected):
+        return None
+    return Mismatch(
+        "executable_checker:wrong_result",
+        f"wrong result: got {short_repr(value)}, expected {short_repr(expected)}",
+    )
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """Python equality, except that ``True`` is not ``1``."""
+    if isinstance(a, bool) != isinstance(b, bool):
+        return False
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    try:
+        return bool(a == b)
+    except Exception:  # an odd value that cannot compare
+        return False
+
+
+def _kind(value: Any) -> str:
+    if _is_number(value):
+        return "number"
+    if isinstance(value, tuple):
+        return "list"
+    return type(value).__name__
+
+
+def structural_mismatch(value: Any, expected: Any) -> Mismatch | None:
+    if _kind(value) != _kind(expected):
+        return Mismatch(
+            "executable_checker:wrong_type",
+            f"expected a {_kind(expected)}, got a {_kind(value)}: {short_repr(value)}",
+        )
+    if isinstance(expected, list | tuple) and len(value) != len(expected):
+        return Mismatch(
+            "executable_checker:wrong_length",
+            f"expected a list of {len(expected)} elements, got {len(value)}",
+        )
+    if isinstance(expected, dict) and set(value) != set(expected):
+        missing = sorted(map(str, set(expected) - set(value)))
+        extra = sorted(map(str, set(value) - set(expected)))
+        return Mismatch(
+            "executable_checker:wrong_keys",
+            f"dict keys differ: missing {missing[:10]}, unexpected {extra[:10]}",
+        )
+    return None
+
+
+def match_all(actual: list[Outcome], expected: list[Outcome], rules: list[str]) -> Mismatch | None:
+    """All-or-nothing, order-free: every expected result pairs with a distinct model result
+    under its rule (bipartite matching, so a greedy first choice cannot block a later one)."""
+    if len(actual) != len(expected):
+        return Mismatch(
+            "executable_checker:wrong_count",
+            f"{len(actual)} calls made, {len(expected)} expected",
+        )
+    rules = [*rules, *["exact_match"] * (len(expected) - len(rules))]
+    fits = [
+        [match_result(a, e.value, rule) is None for a in actual]
+        for e, rule in zip(expected, rules, strict=False)
+    ]
+    partner: dict[int, int] = {}  # model call -> expected call
+    for j in range(len(expected)):
+        if not _augment(j, fits, partner, set()):
+            problem = (
+                match_result(actual[0], expected[j].value, rules[j]) if len(actual) == 1 else None
+            )
+            if problem is not None:
+                return problem
+            return Mismatch(
+                "executable_checker:cannot_find_match",
+                f"no model call gives a result matching {expected[j].call} "
+                f"({rules[j]}: {short_repr(expected[j].value)})",
+            )
+    return None
+
+
+def _augment(j: int, fits: list[list[bool]], partner: dict[int, int], seen: set[int]) -> bool:
+    for i, fit in enumerate(fits[j]):
+        if fit and i not in seen:
+            seen.add(i)
+            if i not in partner or _augment(partner[i], fits, partner, seen):
+                partner[i] = j
+                return True
+    return False
+
+
+# -- entries ------------------------------------------------------------------------------------
+
+
+def evaluate_executable(
+    entry: Entry,
+    answer: ExecAnswer | AstAnswer | None,
+    result: Any,
+    options: ScoringOptions,
+    services: BackendServices | None = None,
+) -> Verdict:
+    """Score one entry of an executable category."""
+    if isinstance(answer, AstAnswer):  # sql: the syntax tree of sql.execute
+        return evaluate_ast(entry, answer, result, options)
+    if not isinstance(answer, ExecAnswer):
+        raise ValueError(f"{entry.id}: executable checking needs the ground truth")
+    if entry.category == "rest":
+        return evaluate_rest(entry, answer, result, options, services)
+    return evaluate_exec(entry, answer, result, options, services)
+
+
+def _decode(result: Any, options: ScoringOptions) -> list[str]:
+    try:
+        return decode_step(result, options.mode)
+    except DecodeError:
+        raise
+    except Exception as exc:  # whatever the output makes a decoder raise is the model's
+        raise DecodeError(f"{type(exc).__name__}: {exc}") from None
+
+
+def _verdict(entry: Entry, result: Any, expected: Any, **fields: Any) -> Verdict:
+    return Verdict(
+        id=entry.id,
+        category=entry.category,
+        model_output=result,
+        expected=expected,
+        **fields,
+    )
+
+
+def evaluate_exec(
+    entry: Entry,
+    answer: ExecAnswer,
+    result: Any,
+    options: ScoringOptions,
+    services: BackendServices | None,
+) -> Verdict:
+    try:
+        calls = _decode(result, options)
+    except DecodeError as exc:
+        return _verdict(
+            entry,
+            result,
+            answer.calls,
+            valid=False,
+            error_type="executable_decoder:decoder_failed",
+            errors=[f"Failed to decode: {exc}"],
+        )
+    expected = expected_outcomes(answer, services)
+    bad_truth = [o for o in expected if o.error is not None]
+    if bad_truth:
+        return _verdict(
+            entry,
+            result,
+            answer.calls,
+            valid=False,
+            decoded=calls,
+            error_type="executable_checker:ground_truth_error",
+            errors=[f"the ground truth call {o.call} fails: {o.error}" for o in bad_truth],
+        )
+    if len(calls) != len(expected):
+        problem = match_all([Outcome(c) for c in calls], expected, [])
+    else:
+        env = exec_environment(services)
+        actual = [run_call(env, call) for call in calls]
+        _raise_if_unavailable(actual)
+        problem = match_all(actual, expected, list(answer.execution_result_type))
+    shown = [{"call": o.call, "result": short_repr(o.value)} for o in expected]
+    if problem is None:
+        return _verdict(entry, result, shown, valid=True, decoded=calls)
+    return _verdict(
+        entry,
+        result,
+        shown,
+        valid=False,
+        decoded=calls,
+        error_type=problem.error_type,
+        errors=[problem.message],
+    )
+
+
+def _raise_if_unavailable(outcomes: list[Outcome]) -> None:
+    for outcome in outcomes:
+        if outcome.unavailable:
+            raise InfrastructureError(
+                f"the API of {outcome.call} could not answer: {outcome.error}"
+            )
+
+
+# -- REST ---------------------------------------------------------------------------------------
+
+
+class RestCallError(ValueError):
+    """The model's REST call is not a readable ``requests.get(...)``."""
+
+
+def parse_rest_call(call: str) -> ApiRequest:
+    """``requests.get(url, params=..., headers=...)`` read as literals (never evaluated)."""
+    if len(call) > MAX_TEXT_CHARS:
+        raise RestCallError("the call is too long")
+    try:
+        node = ast.parse(call.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise RestCallError(f"cannot parse the call: {type(exc).__name__}") from None
+    if not isinstance(node, ast.Call) or ast.unparse(node.func) not in REST_NAMES:
+        raise RestCallError("expected a call of requests.get")
+    args = {k.arg: _literal(k.value) for k in node.keywords if k.arg is not None}
+    if len(node.args) > 1 or len(node.keywords) != len(args):
+        raise RestCallError("only the url may be positional; no argument unpacking")
+    if node.args:
+        args.setdefault("url", _literal(node.args[0]))
+    unknown = set(args) - REST_ARGUMENTS
+    if unknown:
+        raise RestCallError(f"unknown arguments of requests.get: {sorted(unknown)}")
+    url, params, headers = args.get("url"), args.get("params") or {}, args.get("headers") or {}
+    if not isinstance(url, str) or not isinstance(params, dict) or not isinstance(headers, dict):
+        raise RestCallError("url must be a string, params and headers dicts")
+    params = {str(k): v for k, v in params.items()}
+    return ApiRequest(url, params, {str(k): str(v) for k, v in headers.items()})
+
+
+def _literal(node: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        raise RestCallError(f"not a literal argument: {ast.unparse(node)[:80]}") from None
+
+
+def rest_mismatch(status: int, body: Any, expected: Any) -> Mismatch | None:
+    """The REST checks: the request succeeded, the same JSON type, the same element count
+    (lists) and key sets (dicts, and the dicts of a list element by element)."""
+    if status >= 400:
+        return Mismatch(
+            "executable_checker:rest_request_failed", f"the request answered HTTP {status}"
+        )
+    if isinstance(expected, list | dict) and type(body) is not type(expected):
+        return Mismatch(
+            "executable_checker:rest_wrong_type",
+            f"expected a JSON {type(expected).__name__}, got {type(body).__name__}",
+        )
+    if isinstance(expected, list):
+        if len(body) != len(expected):
+            return Mismatch(
+                "executable_checker:rest_wrong_length",
+                f"expected {len(expected)} elements, got {len(body)}",
+            )
+        for i, (got, want) in enumerate(zip(body, expected, strict=True)):
+            if isinstance(want, dict) and (not isinstance(got, dict) or set(got) != set(want)):
+                return Mismatch("executable_checker:rest_wrong_keys", f"element {i}: keys differ")
+    if isinstance(expected, dict) and set(body) != set(expected):
+        missing = sorted(set(expected) - set(body))
+        extra = sorted(set(body) - set(expected))
+        return Mismatch(
+            "executable_checker:rest_wrong_keys",
+            f"response keys differ: missing {missing[:10]}, unexpected {extra[:10]}",
+        )
+    return None
+
+
+def evaluate_rest(
+    entry: Entry,
+    answer: ExecAnswer,
+    result: Any,
+    options: ScoringOptions,
+    services: BackendServices | None,
+) -> Verdict:
+    expected = json.loads(str(answer.ground_truth))
+    try:
+        calls = _decode(result, options)
+    except DecodeError as exc:
+        return _verdict(
+            entry,
+            result,
+            expected,
+            valid=False,
+            error_type="executable_decoder:decoder_failed",
+            errors=[f"Failed to decode: {exc}"],
+        )
+    if len(calls) != 1:
+        return _verdict(
+            entry,
+            result,
+            expected,
+            valid=False,
+            decoded=calls,
+            error_type="executable_checker:wrong_count",
+            errors=[f"{len(calls)} calls made, 1 expected"],
+        )
+    try:
+        request = parse_rest_call(calls[0])
+    except RestCallError as exc:
+        return _verdict(
+            entry,
+            result,
+            expected,
+            valid=False,
+            decoded=calls,
+            error_type="executable_checker:rest_bad_call",
+            errors=[str(exc)],
+        )
+    problem = _rest_problem(request, answer, expected, services)
+    if problem is None:
+        return _verdict(entry, result, expected, valid=True, decoded=calls)
+    return _verdict(
+        entry,
+        result,
+        expected,
+        valid=False,
+        decoded=calls,
+        error_type=problem.error_type,
+        errors=[problem.message],
+    )
+
+
+def _rest_problem(
+    request: ApiRequest, answer: ExecAnswer, expected: Any, services: BackendServices | None
+) -> Mismatch | None:
+    client = ApiClient((services or BackendServices()).web)
+    try:
+        response = client.get(request)
+    except ApiUnavailable as exc:
+        if _same_host(request, answer):  # the benchmark's API is down: the run's problem
+            raise InfrastructureError(f"the API at {request.url} could not answer: {exc}") from None
+        return Mismatch("executable_checker:rest_request_failed", f"the request failed: {exc}")
+    return rest_mismatch(response.status, response.body, expected)
+
+
+def _same_host(request: ApiRequest, answer: ExecAnswer) -> bool:
+    if not answer.call:
+        return False
+    try:
+        truth = parse_rest_call(answer.call)
+    except RestCallError:
+        return False
+    return urlsplit(truth.url).hostname == urlsplit(request.url).hostname
+
+
+# -- reports ------------------------------------------------------------------------------------
+
+
+def exec_summary(categories: Mapping[str, Any]) -> float | None:
+    """The first release's "Exec Summary": the unweighted mean of the four exec categories'
+    accuracies (``exec_simple``, ``exec_multiple``, ``exec_parallel``,
+    ``exec_parallel_multiple``). ``categories`` maps names to objects (or dicts) with an
+    ``accuracy``; ``None`` unless all four are there with an accuracy."""
+    values = []
+    for name in EXEC_SUMMARY_CATEGORIES:
+        score = categories.get(name)
+        accuracy = (
+            score.get("accuracy") if isinstance(score, dict) else getattr(score, "accuracy", None)
+        )
+        if accuracy is None:
+            return None
+        values.append(float(accuracy))
+    return sum(values) / len(values)
