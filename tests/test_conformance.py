@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_bfcl.conformance import cli
+from pytest_bfcl.conformance import cli, reference
 from pytest_bfcl.conformance.compare import (
     Comparison,
     compare_verdicts,
@@ -382,7 +382,7 @@ def test_cli_compares_with_stubbed_runs(
             seconds=2.0,
         )
 
-    monkeypatch.setattr(cli, "ensure_venv", lambda venv, pip_args: Path(sys.executable))
+    monkeypatch.setattr(cli, "ensure_venv", lambda venv, pip_args, say: Path(sys.executable))
     monkeypatch.setattr(cli, "run_reference", fake_reference)
     monkeypatch.setattr(cli, "run_ours", fake_ours)
     out_json = tmp_path / "cmp.json"
@@ -430,3 +430,50 @@ def test_official_evaluator_agrees_on_the_shared_corpus(tmp_path: Path) -> None:
     total = json.loads(out.read_text())["total"]
     assert total["compared"] == 400 + 884 + 200
     assert total["verdict_agree"] == total["compared"]
+
+
+# -- the evaluator's virtualenv (build and start-up check stubbed) ----------------------------
+
+
+def _fake_venv(tmp_path: Path) -> Path:
+    python = reference.venv_python(tmp_path / "venv")
+    python.parent.mkdir(parents=True)
+    python.write_text("", encoding="utf-8")
+    return tmp_path / "venv"
+
+
+def test_complete_venv_is_reused_without_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    venv = _fake_venv(tmp_path)
+    (venv / ".pytest-bfcl-conformance").write_text("2026.3.23", encoding="utf-8")
+    monkeypatch.setattr(reference, "startup_problem", lambda python: pytest.fail("checked"))
+    monkeypatch.setattr(reference, "build_venv", lambda *a: pytest.fail("rebuilt"))
+    assert reference.ensure_venv(venv) == reference.venv_python(venv)
+
+
+def test_working_venv_without_marker_is_adopted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    venv = _fake_venv(tmp_path)
+    monkeypatch.setattr(reference, "startup_problem", lambda python: None)
+    monkeypatch.setattr(reference, "build_venv", lambda *a: pytest.fail("rebuilt"))
+    reference.ensure_venv(venv)
+    assert (venv / ".pytest-bfcl-conformance").is_file()
+
+
+def test_venv_that_does_not_start_after_a_build_names_the_missing_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    venv = tmp_path / "venv"
+    built: list[tuple[Path, tuple[str, ...]]] = []
+    messages: list[str] = []
+    monkeypatch.setattr(
+        reference, "startup_problem", lambda python: "ModuleNotFoundError: No module named 'xyz'"
+    )
+    monkeypatch.setattr(reference, "build_venv", lambda v, args: built.append((v, tuple(args))))
+    with pytest.raises(reference.SetupError, match="--pip-arg xyz"):
+        reference.ensure_venv(venv, ["torch==2.13.0"], messages.append)
+    assert built == [(venv, ("torch==2.13.0",))]
+    assert "building the official evaluator's virtualenv" in messages[0]
+    assert not (venv / ".pytest-bfcl-conformance").exists()

@@ -130,6 +130,10 @@ def _reference_side(
     return verdicts, problems
 
 
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
 def compare_results_dir(args: argparse.Namespace, workdir: Path) -> Comparison:
     """The whole comparison, with files under ``workdir``."""
     results_dir = args.results_dir.expanduser().resolve()
@@ -137,12 +141,12 @@ def compare_results_dir(args: argparse.Namespace, workdir: Path) -> Comparison:
     mode = args.mode or model.mode
     if mode != model.mode:
         print(
-            f"warning: {model.name} is a {model.mode} model in the registry; the evaluator "
+            f"warning: the registry runs {model.name} in {model.mode} mode; the evaluator "
             f"decodes its results that way, pytest-bfcl as {mode}",
             file=sys.stderr,
         )
     stored = _selected_categories(read_results(model_dir), args.categories)
-    python = ensure_venv(args.venv, args.pip_arg)
+    python = ensure_venv(args.venv, args.pip_arg, _say)
     reference = run_reference(
         python,
         workdir / "reference",

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 
@@ -176,7 +176,11 @@ def build_venv(venv: Path, pip_args: Sequence[str] = ()) -> None:
         )
 
 
-def ensure_venv(venv: Path | None = None, pip_args: Sequence[str] = ()) -> Path:
+def ensure_venv(
+    venv: Path | None = None,
+    pip_args: Sequence[str] = (),
+    progress: Callable[[str], None] | None = None,
+) -> Path:
     """The evaluator's Python, building its virtualenv on first use; checked to start."""
     venv = venv or default_venv_dir()
     python = venv_python(venv)
@@ -184,6 +188,8 @@ def ensure_venv(venv: Path | None = None, pip_args: Sequence[str] = ()) -> Path:
     if marker.is_file() and python.is_file():
         return python
     if not python.is_file() or startup_problem(python) is not None:
+        if progress:
+            progress(f"building the official evaluator's virtualenv at {venv} (once; minutes)")
         build_venv(venv, pip_args)
         problem = startup_problem(python)
         if problem is not None:
