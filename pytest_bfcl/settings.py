@@ -21,10 +21,50 @@ from pytest_bfcl.redact import (
     register_secrets_in_args,
     register_secrets_in_url,
 )
-from pytest_bfcl.report.gate import GateSettings, parse_threshold
-from pytest_bfcl.run.sampling import parse_sample
 
 DEFAULT_CATEGORIES = "all_scoring"
+
+
+GateMode = Literal["significant", "any", "off"]
+
+
+class GateSettings(BaseModel):
+    mode: GateMode = "significant"
+    alpha: float = 0.05
+    min_drop: float = 1.0  # percentage points
+
+
+def parse_threshold(spec: str) -> tuple[str, float]:
+    """``NAME=VALUE``: VALUE in percent (``85``, ``85%``, ``85.5``)."""
+    name, sep, value = spec.partition("=")
+    if not sep or not name.strip():
+        raise ValueError(f"--bfcl-min-score expects NAME=PERCENT, got {spec!r}")
+    try:
+        number = float(value.strip().rstrip("%"))
+    except ValueError:
+        raise ValueError(f"--bfcl-min-score {spec!r}: {value!r} is not a number") from None
+    if not 0 <= number <= 100:
+        raise ValueError(f"--bfcl-min-score {spec!r}: the score must be between 0 and 100")
+    return name.strip(), number
+
+
+def parse_sample(spec: str) -> float | int:
+    """``0.1`` or ``10%`` is a fraction of each category; ``200`` is a total entry count."""
+    text = spec.strip()
+    try:
+        if text.endswith("%"):
+            value: float | int = float(text[:-1]) / 100
+        elif "." in text:
+            value = float(text)
+        else:
+            value = int(text)
+    except ValueError:
+        raise ValueError(f"--bfcl-sample expects a count or a fraction, got {spec!r}") from None
+    if isinstance(value, float) and not 0 < value <= 1:
+        raise ValueError(f"--bfcl-sample fraction must be in (0, 1], got {spec!r}")
+    if isinstance(value, int) and value < 1:
+        raise ValueError(f"--bfcl-sample count must be at least 1, got {spec!r}")
+    return value
 
 
 class Settings(BaseModel):

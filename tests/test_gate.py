@@ -12,8 +12,9 @@ import pytest
 from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.models.base import Task
 from pytest_bfcl.models.oracle import OracleModel
-from pytest_bfcl.report.gate import GateSettings, compare, mcnemar_exact, parse_threshold
-from pytest_bfcl.run.sampling import allocate, parse_sample, stratified_sample
+from pytest_bfcl.report.gate import GateSettings, compare, mcnemar_exact
+from pytest_bfcl.run.sampling import allocate, stratified_sample
+from pytest_bfcl.settings import parse_sample, parse_threshold
 
 pytest_plugins = ["pytester"]
 WRONG = "I would rather not call anything."  # a text answer: fails every AST entry

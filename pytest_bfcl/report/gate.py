@@ -18,14 +18,7 @@ from pydantic import BaseModel
 from pytest_bfcl.dataset.categories import category_of_id, natural_key
 from pytest_bfcl.report.groups import GATED
 from pytest_bfcl.report.scores import CategoryScore, Scores, aggregate_groups
-
-GateMode = Literal["significant", "any", "off"]
-
-
-class GateSettings(BaseModel):
-    mode: GateMode = "significant"
-    alpha: float = 0.05
-    min_drop: float = 1.0  # percentage points
+from pytest_bfcl.settings import GateSettings
 
 
 class Comparison(BaseModel):
@@ -202,17 +195,3 @@ def _fails(comparison: Comparison, settings: GateSettings) -> bool:
     if settings.mode == "any":
         return bool(comparison.regressions)
     return comparison.drop_points >= settings.min_drop and comparison.p_value < settings.alpha
-
-
-def parse_threshold(spec: str) -> tuple[str, float]:
-    """``NAME=VALUE``: VALUE in percent (``85``, ``85%``, ``85.5``)."""
-    name, sep, value = spec.partition("=")
-    if not sep or not name.strip():
-        raise ValueError(f"--bfcl-min-score expects NAME=PERCENT, got {spec!r}")
-    try:
-        number = float(value.strip().rstrip("%"))
-    except ValueError:
-        raise ValueError(f"--bfcl-min-score {spec!r}: {value!r} is not a number") from None
-    if not 0 <= number <= 100:
-        raise ValueError(f"--bfcl-min-score {spec!r}: the score must be between 0 and 100")
-    return name.strip(), number

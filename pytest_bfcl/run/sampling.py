@@ -8,25 +8,6 @@ from __future__ import annotations
 import random
 
 
-def parse_sample(spec: str) -> float | int:
-    """``0.1`` or ``10%`` is a fraction of each category; ``200`` is a total entry count."""
-    text = spec.strip()
-    try:
-        if text.endswith("%"):
-            value: float | int = float(text[:-1]) / 100
-        elif "." in text:
-            value = float(text)
-        else:
-            value = int(text)
-    except ValueError:
-        raise ValueError(f"--bfcl-sample expects a count or a fraction, got {spec!r}") from None
-    if isinstance(value, float) and not 0 < value <= 1:
-        raise ValueError(f"--bfcl-sample fraction must be in (0, 1], got {spec!r}")
-    if isinstance(value, int) and value < 1:
-        raise ValueError(f"--bfcl-sample count must be at least 1, got {spec!r}")
-    return value
-
-
 def allocate(sizes: dict[str, int], sample: float | int) -> dict[str, int]:
     """How many entries to draw from each category: a fraction of each, or a total split in
     proportion to category sizes (largest remainder), at least one per non-empty category."""
