@@ -31,8 +31,10 @@ from pytest_bfcl.report.entries import EntryRecord, functions_key
 from pytest_bfcl.report.gate import GateResult, GateSettings, evaluate_gate
 from pytest_bfcl.report.html import (
     data_element,
+    details_element,
     gate_verdict,
     read_data_element,
+    record_details,
     render_html,
     write_html,
 )
@@ -324,13 +326,13 @@ def small_page(records: list[EntryRecord]) -> str:
 
 def test_hostile_output_cannot_break_out_of_the_data(small_page: str, page: str):
     for text in (small_page, page):
-        # exactly the page's own two script elements; the data element ends only once
-        assert len(re.findall(r"<script\b", text)) == 2
+        # exactly the page's own three script elements, each ending once
+        assert len(re.findall(r"<script\b", text)) == 3
         data_part = text[text.index('id="bfcl-data"') :]
-        assert data_part.count("</script>") == 2  # the data's own end and the code's
+        assert data_part.count("</script>") == 3  # the two data elements' ends and the code's
         assert "<img" not in text and "\u2028" not in text
         text.encode("utf-8")  # no lone surrogate left in the file
-    data_part = small_page[small_page.index('id="bfcl-data"') :]
+    data_part = small_page[small_page.index('id="bfcl-details"') :]
     assert "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)" in data_part  # escaped, kept
 
 
@@ -348,13 +350,15 @@ def test_every_record_is_in_the_data(records: list[EntryRecord], page: str):
     assert set(data["functions"]) == set(FUNCTIONS)
 
 
-def test_large_data_is_compressed_and_small_data_is_plain():
-    payload = {"records": [{"id": "simple_python_0", "output": HOSTILE}]}
-    plain = data_element(payload)
-    packed = data_element(payload, gzip_above=0)
-    assert 'data-encoding="gzip"' in packed and 'data-encoding="gzip"' not in plain
-    for element in (plain, packed):
-        assert read_data_element(element)["records"][0]["output"] == HOSTILE
+def test_large_data_is_compressed_and_small_data_is_plain(records: list[EntryRecord]):
+    few = records[:3]
+    index = {"records": [{"id": r.id} for r in few]}
+    for gzip_above, compressed in ((None, False), (0, True)):
+        page = data_element(index, gzip_above) + details_element(record_details(few), gzip_above)
+        assert page.count('data-encoding="gzip"') == (2 if compressed else 0)
+        back = read_data_element(page)["records"]
+        assert [r["id"] for r in back] == [r.id for r in few]
+        assert back[0]["output"] == HOSTILE and back[1]["question"] == few[1].question
 
 
 def test_header_and_scores(page: str, records: list[EntryRecord]):
@@ -482,6 +486,15 @@ def _filter_count(driver: Any, name: str) -> int:
     return int(driver.find_element("css selector", f'[data-filter="{name}"] .count').text)
 
 
+def _open_entry(driver: Any, entry_id: str) -> Any:
+    """Click an entry's row and wait for its details (read asynchronously)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    _click(driver, f'li[data-id="{entry_id}"] .row-head')
+    css = f'li[data-id="{entry_id}"] .detail:not(.loading)'
+    return WebDriverWait(driver, 10).until(lambda d: d.find_element("css selector", css))
+
+
 def _errors(driver: Any) -> list[dict[str, Any]]:
     return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
@@ -538,8 +551,7 @@ def test_a_multi_turn_entry_shows_its_state_difference(opened: Any, records: lis
     failing = next(r for r in records if r.category == "multi_turn_base" and r.detail)
     _click(opened, f'button.cat[data-category="{failing.category}"]')
     _click(opened, '[data-filter="failing"]')
-    _click(opened, f'li[data-id="{failing.id}"] .row-head')
-    detail = opened.find_element("css selector", f'li[data-id="{failing.id}"] .detail')
+    detail = _open_entry(opened, failing.id)
     text = detail.text
     assert STATE_DIFF_LINE.strip() in text
     assert "turn 1 (the checker's failing turn)" in text
@@ -558,7 +570,7 @@ def test_an_agentic_entry_shows_steps_and_final_answer(opened: Any, records: lis
     from selenium.webdriver.support.ui import WebDriverWait
 
     WebDriverWait(opened, 30).until(
-        lambda d: d.find_elements("css selector", f'li[data-id="{entry.id}"] .detail')
+        lambda d: d.find_elements("css selector", f'li[data-id="{entry.id}"] .detail:not(.loading)')
     )
     text = opened.find_element("css selector", f'li[data-id="{entry.id}"] .detail').text
     assert "core_memory_add(key='favourite_course'" in text
@@ -571,14 +583,13 @@ def test_hostile_output_is_shown_as_text(opened: Any, records: list[EntryRecord]
     hostile = records[0]
     _click(opened, f'button.cat[data-category="{hostile.category}"]')
     _click(opened, '[data-filter="regressed"]')
-    _click(opened, f'li[data-id="{hostile.id}"] .row-head')
+    detail = _open_entry(opened, hostile.id)
     # (WebDriver cannot carry the lone surrogate back, so it is replaced before reading)
     text = opened.execute_script(
-        "return arguments[0].textContent.replace(/[\\uD800-\\uDFFF]/g, '\\uFFFD')",
-        opened.find_element("css selector", f'li[data-id="{hostile.id}"] .detail'),
+        "return arguments[0].textContent.replace(/[\\uD800-\\uDFFF]/g, '\\uFFFD')", detail
     )
     assert HOSTILE.replace("\ud800", "\ufffd") in text
-    assert opened.execute_script("return document.scripts.length") == 2
+    assert opened.execute_script("return document.scripts.length") == 3
     assert opened.execute_script("return document.images.length") == 0
     assert _errors(opened) == []
 
@@ -621,12 +632,11 @@ def test_screenshots(tmp_path: Path):
         driver.set_window_size(1280, 900)
         _click(driver, 'button.cat[data-category="live_multiple"]')
         _click(driver, '[data-filter="failing"]')
-        driver.find_element("css selector", "#entries").screenshot(
-            str(folder / "html-report-failing.png")
-        )
+        driver.execute_script("document.getElementById('entries').scrollIntoView()")
+        driver.save_screenshot(str(folder / "html-report-failing.png"))
         failing = next(r for r in records if r.category == "multi_turn_base" and r.detail)
         _click(driver, f'button.cat[data-category="{failing.category}"]')
-        _click(driver, f'li[data-id="{failing.id}"] .row-head')
+        _open_entry(driver, failing.id)
         driver.set_window_size(1280, 2400)
         driver.find_element("css selector", f'li[data-id="{failing.id}"]').screenshot(
             str(folder / "html-report-multi-turn.png")

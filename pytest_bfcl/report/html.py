@@ -1,11 +1,13 @@
 """The HTML report: one self-contained page to look into every entry of a run.
 
 The header, the score table and the chart are rendered here as static HTML (they paint before
-any script runs). The entries travel as data: JSON inside a ``<script type="application/json">``
-element, with every character that could end the element or confuse a parser escaped, and
-gzip + base64 once the JSON is large (the page inflates it with the browser's
-``DecompressionStream``). The page's script builds rows only for the visible page of a list and
-an entry's details only when it is opened, so a full run (10,000+ entries) stays light.
+any script runs). The entries travel as data in two ``<script type="application/json">``
+elements, with every character that could end the element or confuse a parser escaped, and
+gzip + base64 once large (the page inflates them with the browser's ``DecompressionStream``):
+a small index (ids, outcomes, flags) that the lists, filters and search use, and the details
+(texts, conversations) as JSON Lines, parsed one entry at a time when it is opened. The page's
+script builds rows only for the visible page of a list, so a full run (10,000+ entries) stays
+light.
 
 Nothing is loaded from the network: the CSS and the script are read from ``html_assets/`` and
 inlined, and no font or image outside the file is referenced.
@@ -83,6 +85,7 @@ def render_html(
             entries_skeleton_html(len(records)),
             "</main>",
             data_element(payload),
+            details_element(record_details(records)),
         ]
     )
     return (
@@ -131,19 +134,37 @@ def write_text_atomic(path: Path, text: str) -> None:
 # -- data ---------------------------------------------------------------------------------------
 
 
+# What the entry lists need (filters, counts, search, row headers); everything else about an
+# entry is read from the details element when the entry is opened.
+INDEX_FIELDS = (
+    "id",
+    "category",
+    "outcome",
+    "valid",
+    "error_type",
+    "baseline_valid",
+    "regression",
+    "improvement",
+)
+
+
 def page_data(
     records: list[EntryRecord],
     functions: dict[str, list[dict[str, Any]]],
     scores: Scores,
     gate: GateResult | None,
 ) -> dict[str, Any]:
-    """What the page's script reads: the records (defaults left out, to keep the file small),
-    the function docs they point to, and the categories in score-table order."""
+    """What the page's script reads first: the records' index fields (defaults left out, to
+    keep the file small), the function docs they point to, the categories in score-table
+    order."""
     used = {r.functions_key for r in records if r.functions_key is not None}
     order = list(scores.categories)
     order += sorted({r.category for r in records} - set(order))
+    index = set(INDEX_FIELDS)
     return {
-        "records": [r.model_dump(mode="json", exclude_defaults=True) for r in records],
+        "records": [
+            r.model_dump(mode="json", include=index, exclude_defaults=True) for r in records
+        ],
         "functions": {key: docs for key, docs in functions.items() if key in used},
         "categories": order,
         "agentic_prefixes": ["memory_", "web_search_"],
@@ -151,33 +172,67 @@ def page_data(
     }
 
 
+def record_details(records: list[EntryRecord]) -> list[dict[str, Any]]:
+    """Each record's other fields, in the index's order."""
+    index = set(INDEX_FIELDS)
+    return [r.model_dump(mode="json", exclude=index, exclude_defaults=True) for r in records]
+
+
 def data_element(payload: dict[str, Any], gzip_above: int | None = None) -> str:
-    """The data as a non-executed script element: JSON with ``<``, ``>``, ``&``, U+2028/2029
-    and lone surrogates escaped, or, when large, gzip + base64 (nothing to escape)."""
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
+    """The index as a non-executed script element (see :func:`script_element`)."""
+    return script_element("bfcl-data", _json(payload), gzip_above)
+
+
+def details_element(details: list[dict[str, Any]], gzip_above: int | None = None) -> str:
+    """The details as JSON Lines, one line per record (JSON never holds a raw newline), so the
+    page parses only the entries a person opens."""
+    return script_element("bfcl-details", "\n".join(_json(d) for d in details), gzip_above)
+
+
+def script_element(element_id: str, text: str, gzip_above: int | None = None) -> str:
+    """A ``<script type="application/json">`` element holding ``text`` (JSON) with ``<``,
+    ``>``, ``&``, U+2028/2029 and lone surrogates escaped (they only occur inside JSON
+    strings, where the escapes mean the same), or, when large, gzip + base64."""
     safe = _SCRIPT_UNSAFE_RE.sub(_escape_script_char, text)
     if len(safe) > (GZIP_ABOVE if gzip_above is None else gzip_above):
         packed = base64.b64encode(gzip.compress(safe.encode("utf-8"), compresslevel=6))
         return (
-            '<script id="bfcl-data" type="application/json" data-encoding="gzip">'
+            f'<script id="{element_id}" type="application/json" data-encoding="gzip">'
             f"{packed.decode('ascii')}</script>"
         )
-    return f'<script id="bfcl-data" type="application/json">{safe}</script>'
+    return f'<script id="{element_id}" type="application/json">{safe}</script>'
 
 
-def read_data_element(page: str) -> dict[str, Any]:
-    """The data back out of a rendered page (both encodings): for tests and tools that read
-    a report."""
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def read_script_element(page: str, element_id: str) -> str:
+    """The JSON text of one data element of a rendered page (either encoding)."""
     match = re.search(
-        r'<script id="bfcl-data" type="application/json"( data-encoding="gzip")?>(.*?)</script>',
+        rf'<script id="{element_id}" type="application/json"( data-encoding="gzip")?>'
+        r"(.*?)</script>",
         page,
         re.S,
     )
     if match is None:
-        raise ValueError("no report data in this page")
+        raise ValueError(f"no {element_id} element in this page")
     if match.group(1):
-        return json.loads(gzip.decompress(base64.b64decode(match.group(2))).decode("utf-8"))
-    return json.loads(match.group(2))
+        return gzip.decompress(base64.b64decode(match.group(2))).decode("utf-8")
+    return match.group(2)
+
+
+def read_data_element(page: str) -> dict[str, Any]:
+    """The page's data with whole records (index and details merged): for tests and tools
+    that read a report."""
+    data = json.loads(read_script_element(page, "bfcl-data"))
+    if '<script id="bfcl-details"' in page:
+        lines = read_script_element(page, "bfcl-details").split("\n")
+        details = [json.loads(line) for line in lines if line]
+        data["records"] = [
+            {**index, **detail} for index, detail in zip(data["records"], details, strict=True)
+        ]
+    return data
 
 
 def _escape_script_char(match: re.Match[str]) -> str:

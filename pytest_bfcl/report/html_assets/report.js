@@ -45,14 +45,27 @@
     return typeof value === "string" ? value : JSON.stringify(value, null, 1);
   }
 
-  async function loadData() {
-    const node = document.getElementById("bfcl-data");
-    if (node.dataset.encoding !== "gzip") return JSON.parse(node.textContent);
+  // The text of a data element, inflated when it was stored compressed.
+  async function elementText(id) {
+    const node = document.getElementById(id);
+    if (node.dataset.encoding !== "gzip") return node.textContent;
     const binary = atob(node.textContent);
     const bytes = new Uint8Array(binary.length);
     for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return JSON.parse(await new Response(stream).text());
+    return new Response(stream).text();
+  }
+
+  // Details: one JSON line per record, split once and parsed per entry when it is opened.
+  let detailJsonLines = null;
+  function loadDetails() {
+    if (!detailJsonLines) detailJsonLines = elementText("bfcl-details").then((text) => text.split("\n"));
+    return detailJsonLines;
+  }
+
+  async function fullRecord(index) {
+    const lines = await loadDetails();
+    return Object.assign({}, JSON.parse(lines[index] || "{}"), records[index]);
   }
 
   // -- selection ----------------------------------------------------------------------------
@@ -194,7 +207,12 @@
     }
     state.open.add(r.id);
     head.setAttribute("aria-expanded", "true");
-    item.append(detail(r));
+    const placeholder = el("div", { class: "detail loading" }, el("p", { class: "muted", text: "reading..." }));
+    item.append(placeholder);
+    fullRecord(r._index).then(
+      (full) => placeholder.isConnected && placeholder.replaceWith(detail(full)),
+      (error) => (placeholder.textContent = "This entry could not be read: " + error),
+    );
   }
 
   // -- one entry ------------------------------------------------------------------------------
@@ -391,14 +409,17 @@
 
   async function start() {
     try {
-      data = await loadData();
+      data = JSON.parse(await elementText("bfcl-data"));
     } catch (error) {
       document.getElementById("list-status").textContent =
         "The entries could not be read in this browser: " + error;
       return;
     }
     records = data.records;
-    for (const r of records) r._id = r.id.toLowerCase();
+    records.forEach((r, index) => {
+      r._id = r.id.toLowerCase();
+      r._index = index;
+    });
     data.present = new Set(records.map((r) => r.category));
     state.filter = defaultFilter();
     fromHash();
@@ -417,6 +438,8 @@
     render();
     document.body.dataset.ready = "1";
     window.bfclReadyMs = performance.now();
+    // read the details once the list is on screen, so the first opened entry is quick
+    setTimeout(() => loadDetails().then(() => (window.bfclDetailsMs = performance.now())), 0);
   }
 
   start();
