@@ -358,38 +358,67 @@ def test_cli_refuses_a_non_empty_keep_dir(
     assert "not empty" in capsys.readouterr().err
 
 
-def test_cli_compares_with_stubbed_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The wiring of the command line, with the two runs replaced by the fixture's files."""
-    results = tmp_path / "results"
-    shutil.copytree(MODEL_DIR, results / "gpt-4.1-2025-04-14-FC")
+@pytest.fixture()
+def stub_runs(monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, object]]:
+    """Both runs replaced by the fixture's files; what each was asked is recorded."""
+    from pytest_bfcl.conformance.ours import OursRun
+    from pytest_bfcl.conformance.reference import ReferenceRun
+
+    calls: dict[str, dict[str, object]] = {}
 
     def fake_reference(python, project_root, model_dir, model_name, categories, timeout, keys):
-        from pytest_bfcl.conformance.reference import ReferenceRun
-
-        assert model_name == "gpt-4.1-2025-04-14-FC" and model_dir.name == model_name
+        calls["reference"] = {"model_dir": model_dir.name, "model_name": model_name}
         return ReferenceRun(score_dir=SCORES, returncode=0, seconds=1.0, log_tail="")
 
     def fake_ours(model_dir, mode, categories, workdir, underscore_to_dot, timeout):
-        from pytest_bfcl.conformance.ours import OursRun
-
-        assert (mode, underscore_to_dot) == ("fc", True)  # from the registry
-        return OursRun(
-            verdicts=read_junit_verdicts(JUNIT),
-            junit_path=JUNIT,
-            report_path=workdir / "r.json",
-            seconds=2.0,
-        )
+        calls["ours"] = {"mode": mode, "underscore_to_dot": underscore_to_dot}
+        verdicts = read_junit_verdicts(JUNIT)
+        return OursRun(verdicts=verdicts, junit_path=JUNIT, report_path=JUNIT, seconds=2.0)
 
     monkeypatch.setattr(cli, "ensure_venv", lambda venv, pip_args, say: Path(sys.executable))
     monkeypatch.setattr(cli, "run_reference", fake_reference)
     monkeypatch.setattr(cli, "run_ours", fake_ours)
+    return calls
+
+
+def test_cli_compares_with_stubbed_runs(
+    tmp_path: Path, stub_runs: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The wiring of the command line: the registry's mode and name flags reach both runs."""
+    results = tmp_path / "results"
+    shutil.copytree(MODEL_DIR, results / "gpt-4.1-2025-04-14-FC")
     out_json = tmp_path / "cmp.json"
     assert cli.main([str(results), "--json", str(out_json)]) == cli.EXIT_DIFFER
+    assert stub_runs["reference"] == {
+        "model_dir": "gpt-4.1-2025-04-14-FC",
+        "model_name": "gpt-4.1-2025-04-14-FC",
+    }
+    assert stub_runs["ours"] == {"mode": "fc", "underscore_to_dot": True}
     text = capsys.readouterr().out
     assert "leaderboard model: gpt-4.1-2025-04-14-FC" in text and "3 differing entries" in text
     assert json.loads(out_json.read_text())["total"]["compared"] == 6
+
+
+def test_cli_evaluates_any_dir_as_the_named_leaderboard_model(
+    tmp_path: Path, stub_runs: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copytree(MODEL_DIR, tmp_path / "my-checkpoint")
+    code = cli.main([str(tmp_path), "--leaderboard-model", "Qwen/Qwen3-8B-FC"])
+    assert code == cli.EXIT_DIFFER
+    assert stub_runs["reference"] == {
+        "model_dir": "my-checkpoint",
+        "model_name": "Qwen/Qwen3-8B-FC",
+    }
+    assert stub_runs["ours"] == {"mode": "fc", "underscore_to_dot": False}
+
+
+def test_cli_mode_other_than_the_registrys_is_warned_about(
+    tmp_path: Path, stub_runs: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copytree(MODEL_DIR, tmp_path / "gpt-4.1-2025-04-14-FC")
+    cli.main([str(tmp_path), "--mode", "prompt"])
+    assert stub_runs["ours"]["mode"] == "prompt"
+    assert "the registry runs gpt-4.1-2025-04-14-FC in fc mode" in capsys.readouterr().err
 
 
 # -- the real thing (opt-in) -------------------------------------------------------------------
