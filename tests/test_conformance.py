@@ -418,7 +418,26 @@ def test_cli_mode_other_than_the_registrys_is_warned_about(
     shutil.copytree(MODEL_DIR, tmp_path / "gpt-4.1-2025-04-14-FC")
     cli.main([str(tmp_path), "--mode", "prompt"])
     assert stub_runs["ours"]["mode"] == "prompt"
-    assert "the registry runs gpt-4.1-2025-04-14-FC in fc mode" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "decodes gpt-4.1-2025-04-14-FC's output in fc mode, pytest-bfcl in prompt" in err
+
+
+def test_cli_follows_how_the_evaluator_decodes(
+    tmp_path: Path, stub_runs: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # registered as fc, decoded as text by the local-model base class
+    shutil.copytree(MODEL_DIR, tmp_path / "run")
+    cli.main([str(tmp_path), "--leaderboard-model", "meta-llama/Llama-3.2-1B-Instruct-FC"])
+    assert stub_runs["ours"]["mode"] == "prompt"
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_cli_warns_about_a_model_specific_decoder(
+    tmp_path: Path, stub_runs: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copytree(MODEL_DIR, tmp_path / "run")
+    cli.main([str(tmp_path), "--leaderboard-model", "Qwen/Qwen3-8B-FC"])
+    assert "with its own decoder (QwenFCHandler)" in capsys.readouterr().err
 
 
 # -- the real thing (opt-in) -------------------------------------------------------------------

@@ -9,10 +9,12 @@ import pytest
 
 from pytest_bfcl.dataset.fetch import DatasetError, ensure_pinned_data
 from pytest_bfcl.dataset.registry import (
+    HANDLER_DIR,
     MODEL_CONFIG_FILE,
     LeaderboardModel,
     load_model_registry,
     lookup,
+    method_provider,
     parse_model_registry,
 )
 
@@ -158,3 +160,70 @@ def test_non_literal_argument_is_a_dataset_error() -> None:
 def test_missing_module_is_a_dataset_error(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match="model registry"):
         load_model_registry(tmp_path)
+
+
+# -- the decoder behind each handler -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "decoder", "decodes_like"),
+    [
+        ("gpt-4.1-2025-04-14-FC", "OpenAIResponsesHandler", "fc"),
+        ("gpt-4.1-2025-04-14", "OpenAIResponsesHandler", "prompt"),
+        ("Qwen/Qwen3-8B", "OSSHandler", "prompt"),
+        # registered as fc, but the local-model base class decodes text
+        ("meta-llama/Llama-3.2-1B-Instruct-FC", "OSSHandler", "prompt"),
+        # a decoder of its own: pytest-bfcl's standard decoding may not match
+        ("Qwen/Qwen3-8B-FC", "QwenFCHandler", None),
+        ("claude-opus-4-5-20251101-FC", "ClaudeHandler", None),
+    ],
+)
+def test_pinned_registry_decoders(
+    pinned_registry: dict[str, LeaderboardModel],
+    name: str,
+    decoder: str,
+    decodes_like: str | None,
+) -> None:
+    model = pinned_registry[name]
+    assert (model.decoder, model.decodes_like) == (decoder, decodes_like)
+
+
+def _write_handlers(root: Path) -> None:
+    handlers = root / HANDLER_DIR / "api"
+    handlers.mkdir(parents=True)
+    (handlers / "alpha.py").write_text(
+        "class OpenAICompletionsHandler(BaseHandler):\n"
+        "    def decode_ast(self, result, language, tag):\n        return []\n"
+        "class AlphaHandler(OpenAICompletionsHandler):\n"
+        "    def __init__(self):\n        pass\n",
+        encoding="utf-8",
+    )
+    (handlers / "beta.py").write_text(
+        "class BetaHandler(mod.AlphaHandler):\n"
+        "    def decode_ast(self, result, language, tag):\n        return []\n",
+        encoding="utf-8",
+    )
+
+
+def test_decoder_is_found_through_base_classes(tmp_path: Path) -> None:
+    root = tmp_path / "with-handlers"
+    target = root / MODEL_CONFIG_FILE
+    target.parent.mkdir(parents=True)
+    shutil.copy(FIXTURE, target)
+    _write_handlers(root)
+    registry = load_model_registry(root)
+    assert registry["alpha-1-FC"].decoder == "OpenAICompletionsHandler"
+    assert registry["alpha-1-FC"].decodes_like == "fc"
+    assert registry["org/beta-7b-FC"].decoder == "BetaHandler"
+    assert registry["org/beta-7b-FC"].decodes_like is None
+
+
+def test_decoder_unknown_without_handler_sources(fixture_root: Path) -> None:
+    model = load_model_registry(fixture_root)["alpha-1-FC"]
+    assert model.decoder is None and model.decodes_like is None
+
+
+def test_method_provider_stops_at_unknown_bases() -> None:
+    classes = {"A": (["B"], set()), "B": (["Outside"], {"decode_ast"}), "C": (["Outside"], set())}
+    assert method_provider("A", "decode_ast", classes) == "B"
+    assert method_provider("C", "decode_ast", classes) is None

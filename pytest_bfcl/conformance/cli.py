@@ -58,7 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "results_dir", type=Path, help="<root>/<model dir>/<group>/... or the model dir"
     )
-    parser.add_argument("--mode", choices=("fc", "prompt"), help="default: the registry's mode")
+    parser.add_argument(
+        "--mode",
+        choices=("fc", "prompt"),
+        help="pytest-bfcl's mode (default: the way the evaluator decodes the registry's model)",
+    )
     parser.add_argument(
         "--leaderboard-model",
         help="the registry name to evaluate as (default: the model directory's name)",
@@ -138,12 +142,18 @@ def compare_results_dir(args: argparse.Namespace, workdir: Path) -> Comparison:
     """The whole comparison, with files under ``workdir``."""
     results_dir = args.results_dir.expanduser().resolve()
     model_dir, model = _resolve_model(results_dir, args.leaderboard_model)
-    mode = args.mode or model.mode
-    if mode != model.mode:
-        print(
-            f"warning: the registry runs {model.name} in {model.mode} mode; the evaluator "
-            f"decodes its results that way, pytest-bfcl as {mode}",
-            file=sys.stderr,
+    expected = model.decodes_like or model.mode
+    mode = args.mode or expected
+    if model.decodes_like is None:
+        _say(
+            f"warning: the evaluator decodes {model.name}'s output with its own decoder "
+            f"({model.decoder or model.handler}); pytest-bfcl uses the standard {mode} "
+            "decoding, so some differences are expected"
+        )
+    elif mode != expected:
+        _say(
+            f"warning: the evaluator decodes {model.name}'s output in {expected} mode, "
+            f"pytest-bfcl in {mode} mode"
         )
     stored = _selected_categories(read_results(model_dir), args.categories)
     python = ensure_venv(args.venv, args.pip_arg, _say)

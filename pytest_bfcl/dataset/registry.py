@@ -9,7 +9,9 @@ changes how the checker matches function names.
 The module is parsed with :mod:`ast`: each ``ModelConfig(...)`` constructor call is read as
 literal keyword arguments (the handler is a class name, read as its name), the dataclass's own
 defaults fill keywords a call leaves out, and the mapping the evaluator uses is rebuilt from
-the module-level dicts it splats together. Nothing from the distribution is imported.
+the module-level dicts it splats together. The handler's decoder (which class's ``decode_ast``
+the evaluator calls) is found the same way, from the class definitions of the handler modules.
+Nothing from the distribution is imported.
 """
 
 from __future__ import annotations
@@ -25,6 +27,17 @@ from pydantic import BaseModel, ConfigDict
 from pytest_bfcl.dataset.fetch import DatasetError
 
 MODEL_CONFIG_FILE = "bfcl_eval/constants/model_config.py"
+HANDLER_DIR = "bfcl_eval/model_handler"
+DECODE_METHOD = "decode_ast"
+# Handler classes whose decoding pytest-bfcl reproduces, and the mode it decodes like: the two
+# OpenAI handlers read native calls (``{name: arguments_json}``) in fc mode and text with the
+# default prompting decoder otherwise; the local-model base class always decodes text, even
+# for a model registered as fc.
+COMMON_DECODERS: dict[str, Literal["fc", "prompt"] | None] = {
+    "OpenAICompletionsHandler": None,  # None: as the model's mode
+    "OpenAIResponsesHandler": None,
+    "OSSHandler": "prompt",
+}
 CONFIG_CLASS = "ModelConfig"
 MAPPING_NAME = "MODEL_CONFIG_MAPPING"
 
@@ -67,7 +80,18 @@ class LeaderboardModel(BaseModel):
     # None: the release records no reasoning flag (true of 2026.3.23; thinking variants are
     # told apart only by their name and handler there).
     is_reasoning: bool | None = None
+    # The handler class (the handler itself or a base) whose ``decode_ast`` the evaluator
+    # uses; None when not resolved (a source without the handler modules).
+    decoder: str | None = None
     extra: dict[str, Any] = {}
+
+    @property
+    def decodes_like(self) -> Literal["fc", "prompt"] | None:
+        """The mode whose standard decoding the evaluator applies to this model's output, or
+        None when the model has a decoder of its own (pytest-bfcl's scores may then differ)."""
+        if self.decoder not in COMMON_DECODERS:
+            return None
+        return COMMON_DECODERS[self.decoder] or self.mode
 
     @property
     def result_dir_name(self) -> str:
@@ -182,9 +206,52 @@ def parse_model_registry(source: str) -> dict[str, LeaderboardModel]:
     return merged
 
 
+def _handler_classes(handler_dir: Path) -> dict[str, tuple[list[str], set[str]]]:
+    """Class name -> (base names, method names) for every handler module."""
+    classes: dict[str, tuple[list[str], set[str]]] = {}
+    for path in sorted(handler_dir.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(base).rsplit(".", 1)[-1] for base in node.bases]
+                methods = {
+                    item.name
+                    for item in node.body
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+                }
+                classes[node.name] = (bases, methods)
+    return classes
+
+
+def method_provider(
+    class_name: str, method: str, classes: dict[str, tuple[list[str], set[str]]]
+) -> str | None:
+    """The class that defines ``method`` for ``class_name``: itself or the first base, breadth
+    first (the handlers use single inheritance)."""
+    queue, seen = [class_name], set()
+    while queue:
+        name = queue.pop(0)
+        if name in seen or name not in classes:
+            continue
+        seen.add(name)
+        bases, methods = classes[name]
+        if method in methods:
+            return name
+        queue.extend(bases)
+    return None
+
+
 @cache
-def _load_cached(path: Path) -> dict[str, LeaderboardModel]:
-    return parse_model_registry(path.read_text(encoding="utf-8"))
+def _load_cached(path: Path, handler_dir: Path) -> dict[str, LeaderboardModel]:
+    registry = parse_model_registry(path.read_text(encoding="utf-8"))
+    if not handler_dir.is_dir():
+        return registry
+    classes = _handler_classes(handler_dir)
+    return {
+        name: model.model_copy(
+            update={"decoder": method_provider(model.handler, DECODE_METHOD, classes)}
+        )
+        for name, model in registry.items()
+    }
 
 
 def load_model_registry(unpacked_root: Path) -> dict[str, LeaderboardModel]:
@@ -193,10 +260,11 @@ def load_model_registry(unpacked_root: Path) -> dict[str, LeaderboardModel]:
     ``unpacked_root`` is ``DataSource.unpacked_root`` (the directory holding ``bfcl_eval/``).
     The returned dict is shared between callers: do not modify it.
     """
-    path = (Path(unpacked_root) / MODEL_CONFIG_FILE).resolve()
+    root = Path(unpacked_root).resolve()
+    path = root / MODEL_CONFIG_FILE
     if not path.is_file():
         raise DatasetError(f"the model registry {MODEL_CONFIG_FILE} is not under {unpacked_root}")
-    return _load_cached(path)
+    return _load_cached(path, root / HANDLER_DIR)
 
 
 def lookup(name: str, registry: dict[str, LeaderboardModel]) -> LeaderboardModel:
