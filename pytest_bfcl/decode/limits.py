@@ -6,9 +6,12 @@ past a bound is the model's failure (a :class:`DecodeError` with the reason), ne
 crash or an error of the run.
 
 Each bound is far above anything a benchmark answer needs (the longest stored result in the
-reference corpora is about 7,500 characters, the deepest argument a few levels). Where a bound
-turns an answer the reference would accept into a failure, that answer is one the reference
-could not have scored either (it would hang, run out of memory or crash).
+reference corpora is about 7,500 characters, the deepest argument a few levels). Deliberate
+deviations from the reference, all on answers no benchmark entry can be passed with: an
+answer past a bound fails where the reference would hang, run out of memory or crash on it;
+in the relevance categories, where any call passes whatever its arguments, an answer past a
+bound (more than ``MAX_CALLS`` calls, arguments nested deeper than ``MAX_DEPTH`` or longer
+than ``MAX_TEXT_CHARS``) fails where the reference, given the time and memory, would pass it.
 """
 
 from __future__ import annotations
