@@ -27,7 +27,7 @@ from pytest_bfcl.dataset.categories import (
     MULTI_TURN,
     WEB_SEARCH,
 )
-from pytest_bfcl.report.entries import EntryRecord, functions_key
+from pytest_bfcl.report.entries import EntryRecord, bounded, functions_key
 from pytest_bfcl.report.gate import GateResult, GateSettings, evaluate_gate
 from pytest_bfcl.report.html import (
     data_element,
@@ -137,7 +137,7 @@ def _multi_turn(entry_id: str, rng: random.Random) -> dict[str, Any]:
             messages: list[dict[str, Any]] = [
                 {"role": "handler_log", "content": f"step {step}: querying the model"},
                 {"role": "assistant", "content": call or "Done: the folder holds report.txt.",
-                 **({"decoded": [call]} if call else {})},
+                 **({"decoded": bounded([call])} if call else {})},
             ]  # fmt: skip
             if call:
                 messages.append({"role": "tool", "content": "{'current_working_directory': "
@@ -555,7 +555,7 @@ def test_a_multi_turn_entry_shows_its_state_difference(opened: Any, records: lis
     text = detail.text
     assert STATE_DIFF_LINE.strip() in text
     assert "turn 1 (the checker's failing turn)" in text
-    assert "cd(folder='workspace')" in text and "current_working_directory" in text
+    assert "calls: cd(folder='workspace')" in text and "current_working_directory" in text
     functions = detail.find_element("css selector", "details.functions")
     assert not functions.get_attribute("open")  # collapsed until asked
     functions.find_element("css selector", "summary").click()

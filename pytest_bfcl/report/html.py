@@ -415,10 +415,8 @@ def _group_row(
         if overall:
             notes.append(f"{_percent(group.reference_accuracy)} with not-run as 0")
         if group.missing:
-            more = len(group.missing) - 6
-            notes.append(
-                "not fully run: " + ", ".join(group.missing[:6]) + (f" +{more}" if more > 0 else "")
-            )
+            more = f" +{len(group.missing) - 6}" if len(group.missing) > 6 else ""
+            notes.append("not (fully) run: " + ", ".join(group.missing[:6]) + more)
     if group.sampled is not None:
         notes.append(f"sample: {group.sampled[0]} of {group.sampled[1]}")
     shown = "partial" if overall and group.accuracy is None else _percent(group.accuracy)

@@ -35,6 +35,13 @@
 
   // Decoded calls, one a line (strings as they are, anything else as JSON).
   function callsText(decoded) {
+    if (typeof decoded === "string" && decoded.startsWith("[")) {
+      try {
+        decoded = JSON.parse(decoded); // the record keeps it as bounded JSON text
+      } catch (error) {
+        return decoded; // cut at the size bound: shown as it is
+      }
+    }
     if (!Array.isArray(decoded)) return asText(decoded);
     if (!decoded.length) return "(none)";
     return decoded.map((c) => (typeof c === "string" ? c : JSON.stringify(c))).join("\n        ");
