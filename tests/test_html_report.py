@@ -378,6 +378,16 @@ def test_a_run_without_gate_or_categories_labels_them(records: list[EntryRecord]
     assert "p-value" not in page
 
 
+def empty_page() -> str:
+    return render_html([], {}, ScoreBoard().scores(), None, {"model": "m"})
+
+
+def test_an_empty_run_still_renders():
+    page = empty_page()
+    assert read_data_element(page)["records"] == []
+    assert "not run" in page
+
+
 def test_gate_verdict_words():
     settings = GateSettings()
     assert gate_verdict(GateResult(settings=settings, comparisons=[]))[0] == "passed"
@@ -592,6 +602,15 @@ def test_hostile_output_is_shown_as_text(opened: Any, records: list[EntryRecord]
     assert opened.execute_script("return document.scripts.length") == 3
     assert opened.execute_script("return document.images.length") == 0
     assert _errors(opened) == []
+
+
+@browser_only
+def test_an_empty_run_opens(driver: Any, tmp_path: Path):
+    path = tmp_path / "empty.html"
+    path.write_text(empty_page(), "utf-8")
+    open_report(driver, path)
+    assert driver.find_element("css selector", "#list-status").text.startswith("0 entries")
+    assert _errors(driver) == []
 
 
 @browser_only
