@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -157,12 +158,9 @@ class ApiClient:
             check_address(url, allow_private)
         except FetchError as exc:
             raise ApiUnavailable(str(exc)) from None
-        resolve = None if allow_private else public_addresses
+        http = _client(allow_private)
         try:
             with (
-                bounded_client(
-                    resolve=resolve, timeout=API_TIMEOUT, follow_redirects=False
-                ) as http,
                 deadline(API_TIMEOUT),
                 http.stream("GET", url, params=params, headers=headers) as response,
             ):
@@ -177,6 +175,22 @@ class ApiClient:
         base = urlsplit(str(self.base_url))
         moved = original._replace(scheme=base.scheme, netloc=base.netloc)
         return urlunsplit(moved), {**headers, "X-Bfcl-Original-Host": original.netloc}
+
+
+_clients: dict[bool, httpx.Client] = {}
+_clients_lock = threading.Lock()
+
+
+def _client(allow_private: bool) -> httpx.Client:
+    """One bounded client per process and address policy: making one (its TLS context) costs
+    far more than a request to a fast API."""
+    with _clients_lock:
+        if allow_private not in _clients:
+            resolve = None if allow_private else public_addresses
+            _clients[allow_private] = bounded_client(
+                resolve=resolve, timeout=API_TIMEOUT, follow_redirects=False
+            )
+        return _clients[allow_private]
 
 
 def _read(response: httpx.Response) -> bytes:

@@ -122,6 +122,16 @@ def _is_number(value: Any) -> bool:
 
 def match_result(actual: Outcome, expected: Any, rule: str) -> Mismatch | None:
     """``None`` when ``actual`` matches ``expected`` under ``rule``."""
+    try:
+        return _match_result(actual, expected, rule)
+    except Exception as exc:  # values that cannot be compared (a huge int against a float)
+        return Mismatch(
+            "executable_checker:wrong_result",
+            f"the result cannot be compared with the expected one: {type(exc).__name__}",
+        )
+
+
+def _match_result(actual: Outcome, expected: Any, rule: str) -> Mismatch | None:
     if actual.error is not None:
         return Mismatch(
             "executable_checker:execution_error", f"{actual.call} failed: {actual.error}"

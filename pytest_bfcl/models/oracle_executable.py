@@ -20,6 +20,24 @@ from pytest_bfcl.decode.python_calls import call_name, evaluate_literal_arithmet
 from pytest_bfcl.models.base import NotGenerated, Task
 from pytest_bfcl.models.encode import fc_tool_calls, ground_truth_calls, prompting_text
 
+_SQL_INSERT = (
+    "data error: the ground truth's insert_values is a flat list, but the doc declares an array "
+    "of arrays (one row per inner array), so its own value fails the type check"
+)
+# Entries whose ground truth fails, with the cause (the same in fc and prompt mode); to be
+# listed in data/oracle_known_failures.json.
+ORACLE_KNOWN_FAILURES: dict[str, str] = {
+    "exec_parallel_31": (
+        "data error: the third ground-truth call multiplies a 2x4 matrix by a 2x4 matrix, "
+        "which is undefined, so the expected result cannot be computed"
+    ),
+    "sql_15": (
+        "data error: the ground truth holds two sql.execute calls (the second with its table "
+        "name nested in a list) for a single-call entry"
+    ),
+    **{f"sql_{n}": _SQL_INSERT for n in (18, 19, 28, 29, 38, 39, 49, 68, 69)},
+}
+
 
 def keyword_form(call: str) -> dict[str, dict[str, Any]]:
     """``f(1, b=2)`` as ``{"f": {"a": 1, "b": 2}}``; values are literals (nothing runs)."""
