@@ -184,11 +184,14 @@ class BfclItem(pytest.Item):
             skip = ItemProperties(skipped=outcome.reason, excluded=outcome.excluded or None)
             self.user_properties += skip.pairs()
             pytest.skip(outcome.reason)
+        tools = (outcome.details or {}).get("tool_failures") or {}
         measured = ItemProperties(
             latency=outcome.latency,
             input_tokens=outcome.input_tokens,
             output_tokens=outcome.output_tokens,
             steps=outcome.steps,
+            search_failures=tools.get("search"),
+            fetch_failures=tools.get("fetch"),
         )
         self.user_properties += measured.pairs()
         self._generation = outcome
@@ -392,6 +395,9 @@ class BfclSessionPlugin:
             self.board.add_verdict(props.id, props.category, props.valid)
             self.board.add_measurements(
                 props.latency, props.input_tokens, props.output_tokens, props.steps
+            )
+            self.board.add_tool_failures(
+                props.category, props.search_failures or 0, props.fetch_failures or 0
             )
         elif props.skipped is not None:
             self.board.add_skip(props.category, props.skipped, bool(props.excluded))

@@ -13,16 +13,15 @@ import pytest
 from fake_openai import FakeOpenAI
 from fake_web import FakeWeb
 
+from pytest_bfcl.check.oversized import TRUNCATED, oversized_answer_verdict
 from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.errors import RunStopped, SetupError
 from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.openai_chat import (
-    TRUNCATED,
     EndpointSettings,
     InferenceError,
     OpenAIChatModel,
     ServerDown,
-    oversized_answer_verdict,
 )
 from pytest_bfcl.models.oracle_agentic import NOTHING_FOUND, question_move
 from pytest_bfcl.run.cache import CacheWarning, ResponseCache

@@ -15,7 +15,7 @@ from pytest_bfcl.dataset.categories import expand_categories
 from pytest_bfcl.dataset.models import Entry, MultiTurnAnswer
 from pytest_bfcl.models.base import Generation, StepReply, StepRequest, Task
 from pytest_bfcl.report.render import explain_failure
-from pytest_bfcl.run.conversation import run_conversation
+from pytest_bfcl.run.conversation import Conversation
 from pytest_bfcl.run.engine import BfclRun, Skip, make_model
 from pytest_bfcl.settings import Settings
 
@@ -190,7 +190,7 @@ class Scripted:
 def test_fc_loop_feeds_results_back_as_tool_messages(texts):
     entry = _entry(2)
     model = Scripted([_calls("ls", "pwd"), "listed", "nothing to do"])
-    generation = run_conversation(Task(entry, None), model, "fc", texts)
+    generation = Conversation(Task(entry, None), model, "fc", texts).run()
     assert generation.result == [[_calls("ls", "pwd"), "listed"], ["nothing to do"]]
     assert generation.steps == 3 and generation.input_tokens == 30
     assert generation.latency == 1.5
@@ -209,7 +209,7 @@ def test_fc_loop_feeds_results_back_as_tool_messages(texts):
 def test_prompting_loop_sends_the_system_prompt_and_a_tool_result_list(texts):
     entry = _entry(1)
     model = Scripted(["[ls()]", "done"], ids=False)
-    run_conversation(Task(entry, None), model, "prompt", texts)
+    Conversation(Task(entry, None), model, "prompt", texts).run()
     first = model.requests[0].messages
     assert first[0]["role"] == "system" and "ls" in first[0]["content"]
     feedback = model.requests[1].messages[-1]
@@ -224,7 +224,7 @@ def test_prompting_loop_sends_the_system_prompt_and_a_tool_result_list(texts):
 def test_force_termination_after_the_step_limit(texts):
     entry = _entry(2)
     model = Scripted([_calls("pwd")] * 100)
-    generation = run_conversation(Task(entry, None), model, "fc", texts)
+    generation = Conversation(Task(entry, None), model, "fc", texts).run()
     assert len(generation.result) == 1  # no further turn is attempted
     assert len(generation.result[0]) == texts.maximum_steps + 1
     assert generation.details["force_terminated"] is True
@@ -239,7 +239,7 @@ def test_held_out_functions_arrive_on_their_turn(dataset, texts):
     assert [d["name"] for d in held] == ["sort"]
     for mode in ("fc", "prompt"):
         model = Scripted(["ok"] * 10, ids=False)
-        run_conversation(Task(entry, None), model, mode, texts)
+        Conversation(Task(entry, None), model, mode, texts).run()
         before = [d["name"] for d in model.requests[2].functions]
         after = [d["name"] for d in model.requests[3].functions]
         assert "sort" not in before and after == [*before, "sort"]

@@ -18,7 +18,7 @@ from pytest_bfcl.report.finish import (
 )
 from pytest_bfcl.report.gate import GateSettings, compare
 from pytest_bfcl.report.properties import ItemProperties
-from pytest_bfcl.report.render import gate_block
+from pytest_bfcl.report.render import gate_block, score_table
 from pytest_bfcl.report.scores import ScoreBoard, sample_variance, wilson_interval
 from pytest_bfcl.settings import Settings
 
@@ -162,3 +162,17 @@ def test_partial_eval_scores_categories_over_the_entries_present():
     assert partial.partial_eval
     assert partial.groups["simple"].accuracy == pytest.approx(0.5)
     assert partial.categories["simple_python"].accuracy == 0.5
+
+
+def test_web_tool_failures_are_counted_and_shown():
+    board = ScoreBoard()
+    board.add_verdict("web_search_base_0", "web_search_base", True)
+    board.add_tool_failures("web_search_base", 2, 3)
+    board.add_tool_failures("web_search_base", 0, 0)
+    board.add_tool_failures("web_search_base", 1, 0)
+    scores = board.scores()
+    assert scores.categories["web_search_base"].tool_failures == {"search": 3, "fetch": 3}
+    table = "\n".join(score_table(scores, {}))
+    assert "web tools failed: 3 searches, 3 fetches" in table
+    props = ItemProperties(search_failures=3, fetch_failures=0)
+    assert ItemProperties.from_pairs(props.pairs()) == props

@@ -27,8 +27,8 @@ from typing import Any
 import openai
 from pydantic import BaseModel, ConfigDict
 
+from pytest_bfcl.check.oversized import TRUNCATED
 from pytest_bfcl.check.single_turn import ScoringOptions, language_of, prompt_format_of
-from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
@@ -51,7 +51,6 @@ MAX_RESPONSE_BYTES = 8 * 2**20
 ERROR_BODY_BYTES = 64 * 1024  # enough of an error answer to quote its message
 PROBE_TIMEOUT = 15.0  # seconds for the probe before generation (it needs no generation)
 PROBE_BODY_BYTES = 4 * 2**20  # a /models listing (OpenAI's is about 10 kB)
-TRUNCATED = "response_too_large"  # the finish reason stored for an answer over the limit
 _MAX_TOKENS = 10**12  # a token count beyond this is not a count
 
 
@@ -245,23 +244,6 @@ def _text(value: Any) -> str | None:
 
 def _call_name(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=True)
-
-
-def oversized_answer_verdict(generation: Generation, category: str) -> Verdict | None:
-    """The verdict of an answer cut at ``--bfcl-max-response-bytes``: a failure in every
-    category. Deliberate deviation: the reference keeps any answer whole; here an oversized
-    one is never scored by its content, because a cut answer could pass irrelevance (no call)
-    or relevance (a call) by accident."""
-    if generation.finish_reason != TRUNCATED:
-        return None
-    return Verdict(
-        id=generation.id,
-        category=category,
-        valid=False,
-        error_type="response:too_large",
-        errors=[str(generation.result)],
-        model_output=generation.result,
-    )
 
 
 class OpenAIChatModel:
@@ -576,7 +558,7 @@ class OpenAIChatModel:
 
     def _oversized_record(self, latency: float, length: int | None) -> dict[str, Any]:
         """An answer over the size limit is the model's output, cut: a note in its place, and
-        a finish reason that fails the entry (see :func:`oversized_answer_verdict`)."""
+        a finish reason that fails the entry (:mod:`pytest_bfcl.check.oversized`)."""
         limit = self.settings.max_response_bytes
         size = f"{length} bytes" if length else "length unknown"
         return {

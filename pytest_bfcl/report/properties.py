@@ -27,6 +27,8 @@ class ItemProperties:
     input_tokens: int | None = None
     output_tokens: int | None = None
     steps: int | None = None
+    search_failures: int | None = None  # web searches that failed (web-search entries)
+    fetch_failures: int | None = None  # page fetches that failed
 
     def pairs(self, *names: str) -> list[tuple[str, Any]]:
         """``(bfcl_<name>, value)`` for the given fields (all when none), skipping unset ones;

@@ -42,6 +42,9 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
             notes.append(f"{cat.errors} errors")
         if cat.not_run:
             notes.append(f"{cat.not_run} not run")
+        if cat.tool_failures:
+            search, fetch = cat.tool_failures.get("search", 0), cat.tool_failures.get("fetch", 0)
+            notes.append(f"web tools failed: {search} searches, {fetch} fetches")
         if cat.sampled_from is not None and cat.ci_low is not None and cat.ci_high is not None:
             notes.append(
                 f"sampled: {cat.total} of {cat.sampled_from}, 95% CI "

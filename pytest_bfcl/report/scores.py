@@ -37,6 +37,7 @@ class Tally:
     skipped: int = 0
     errors: int = 0  # entries that could not be scored (infrastructure)
     excluded: int = 0  # skipped by the run's own options (web search off, fc-mode format runs)
+    tool_failures: dict[str, int] = field(default_factory=dict)  # failed searches, fetches
     failed_ids: list[str] = field(default_factory=list)
     skip_reasons: dict[str, int] = field(default_factory=dict)
 
@@ -66,6 +67,9 @@ class CategoryScore(BaseModel):
     sampled_from: int | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+    # Web-search tools that failed while the entries ran (searches, fetches), so an answer
+    # made without working tools is visible.
+    tool_failures: dict[str, int] = {}
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -155,6 +159,13 @@ class ScoreBoard:
             self.expected.setdefault(category, set()).update(ids)
         self.populations.update(populations or {})
 
+    def add_tool_failures(self, category: str, search: int, fetch: int) -> None:
+        if not (search or fetch):
+            return
+        failures = self._tally(category).tool_failures
+        failures["search"] = failures.get("search", 0) + search
+        failures["fetch"] = failures.get("fetch", 0) + fetch
+
     def add_skip(self, category: str, reason: str = "", excluded: bool = False) -> None:
         tally = self._tally(category)
         if excluded:
@@ -196,6 +207,7 @@ class ScoreBoard:
                 missing=missing,
                 not_run=max(0, missing - tally.skipped - tally.errors),
                 excluded=tally.excluded,
+                tool_failures=dict(tally.tool_failures),
             )
         return dict(sorted(out.items(), key=lambda kv: _order(kv[0])))
 

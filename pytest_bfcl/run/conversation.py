@@ -201,6 +201,13 @@ class Conversation:
 
     # -- the record -----------------------------------------------------------------------------
 
+    def _tool_failures(self) -> dict[str, Any]:
+        """Web-search entries: how many searches and fetches failed (shown in the reports, so
+        an answer made without working tools is visible)."""
+        web = self.env.instances.get("WebSearchAPI")
+        failures = getattr(web, "tool_failures", None)
+        return {"tool_failures": failures} if failures else {}
+
     def _generation(self) -> Generation:
         def total(rows: list[list[Any]]) -> Any:
             values = [v for row in rows for v in row if v is not None]
@@ -222,16 +229,6 @@ class Conversation:
                 "output_token_count": self.output_tokens,
                 "inference_log": self.log,
                 "force_terminated": self.force_quit,
+                **self._tool_failures(),
             },
         )
-
-
-def run_conversation(
-    task: Task,
-    model: StepModel,
-    mode: str,
-    texts: ProtocolTexts,
-    long_context: LongContext | None = None,
-    services: BackendServices | None = None,
-) -> Generation:
-    return Conversation(task, model, mode, texts, long_context, services).run()

@@ -20,6 +20,7 @@ from pytest_bfcl import __version__
 from pytest_bfcl.check.agentic import evaluate_agentic
 from pytest_bfcl.check.executable import evaluate_executable
 from pytest_bfcl.check.multi_turn import MultiTurnOptions, evaluate_multi_turn
+from pytest_bfcl.check.oversized import oversized_answer_verdict
 from pytest_bfcl.check.single_turn import ScoringOptions, evaluate_single_turn
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, category_of_id
@@ -222,6 +223,9 @@ class BfclRun:
 
     def score(self, generation: Generation) -> Verdict:
         entry = self.entry(generation.id)
+        oversized = oversized_answer_verdict(generation, entry.category)
+        if oversized is not None:  # an answer cut at --bfcl-max-response-bytes
+            return oversized
         answer = self.dataset.answers(entry.category).get(entry.id)
         if CATEGORIES[entry.category].kind is Kind.EXECUTABLE:
             services = self.wiring.services()
