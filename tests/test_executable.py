@@ -365,3 +365,31 @@ def test_pytest_run_of_the_oracle_offline(pytester, data_source, cassette, monke
     assert outcomes.get("failed", 0) + outcomes.get("xfailed", 0) == len(ORACLE_KNOWN_FAILURES)
     assert "error" not in outcomes and "errors" not in outcomes
     assert time.monotonic() - started < 120
+
+
+HOSTILE_OUTPUTS = [
+    ("fc", [{"math_factorial": '{"n": 100000000}'}]),
+    ("fc", [{"get_fibonacci_number": '{"n": 1000000000}'}]),
+    ("fc", [{"eval": '{"source": "1+1"}'}]),
+    ("fc", [{"math_factorial": '{"n": "' + "9" * 100_000 + '"}'}]),
+    ("fc", [{"calculate_mean": '{"numbers": [' + ",".join(["1"] * 200_000) + "]}"}]),
+    ("fc", [{"math_factorial": '{"n": 3}'}] * 1000),
+    ("prompt", "[__import__('os').system('echo hacked')]"),
+    ("prompt", "[get_fibonacci_number(n=10**9)]"),
+    ("prompt", "[math_factorial(n=" + "9" * 5000 + ")]"),
+    ("prompt", "[math_factorial(n=math_factorial(n=math_factorial(n=10)))]"),
+    ("prompt", "[estimate_derivative(function='lambda x: __import__(\"os\")', x=1)]"),
+    ("prompt", "[calculate_mean(numbers=[1]*10**9)]"),
+    ("prompt", "[" + "math_factorial(n=3), " * 5000 + "]"),
+    ("prompt", "[" * 10_000),
+]
+
+
+@pytest.mark.parametrize(("mode", "output"), HOSTILE_OUTPUTS, ids=range(len(HOSTILE_OUTPUTS)))
+def test_hostile_outputs_fail_in_bounded_time(dataset, mode, output):
+    settings = Settings(model="oracle", mode=mode, categories="exec_simple", web="off")
+    run = BfclRun(settings, dataset, OracleModel(ScoringOptions(mode, mode == "fc")))
+    started = time.monotonic()
+    verdict = run.score(Generation(id="exec_simple_64", result=output))  # math_factorial(n=7)
+    assert not verdict.valid and verdict.error_type
+    assert time.monotonic() - started < 5
