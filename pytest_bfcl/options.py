@@ -37,6 +37,12 @@ OPTIONS: tuple[Option, ...] = (
         "non_live, python, non_python, memory, web_search, agentic); default all_scoring",
     ),
     Option(
+        "--bfcl-leaderboard-model",
+        "leaderboard_model",
+        "NAME: score as the leaderboard scores this model of its registry (read from the pinned "
+        "release): its mode and function-name convention, unless given explicitly",
+    ),
+    Option(
         "--bfcl-underscore-to-dot",
         "underscore_to_dot",
         "fc mode: true (default) when the model sees dotted function names with '_' for '.' and "

@@ -80,6 +80,8 @@ class Settings(BaseModel):
     explain: tuple[str, ...] = ()  # entries whose failure is explained in full there
     # FC tool names: OpenAI-compatible APIs reject dots, so "a.b" is sent and expected as "a_b".
     underscore_to_dot: bool = True
+    # score as the leaderboard scores this registered model (its mode and name convention)
+    leaderboard_model: str | None = None
     # multi-turn: also fail calls made in a turn whose ground truth is empty (off by default,
     # as on the leaderboard)
     strict_multi_turn: bool = False
@@ -432,6 +434,7 @@ RULES: dict[str, Rule] = {
     "categories": Rule("category and group names, comma-separated", _categories),
     "strict_multi_turn": SWITCH,
     "underscore_to_dot": SWITCH,
+    "leaderboard_model": TEXT,
     "data_dir": EXISTING_DIR,
     "report_path": FILE_TO_WRITE,
     "html_path": FILE_TO_WRITE,

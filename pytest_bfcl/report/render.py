@@ -21,6 +21,7 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
     lines = [
         f"model: {metadata.get('model')}  mode: {metadata.get('mode')}  dataset: "
         f"bfcl-eval {metadata.get('dataset', {}).get('version')}",
+        *([str(metadata["leaderboard_note"])] if metadata.get("leaderboard_note") else []),
         *(
             [
                 "scoring: --bfcl-partial-eval (each category over the entries present, as the "

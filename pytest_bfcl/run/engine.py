@@ -39,6 +39,7 @@ from pytest_bfcl.models.base import (
     with_defaults,
 )
 from pytest_bfcl.redact import redact_data, register_secret_env
+from pytest_bfcl.run.leaderboard import as_leaderboard_scores, leaderboard_note
 from pytest_bfcl.run.results_dir import ResultsWriter
 from pytest_bfcl.run.sampling import stratified_sample
 from pytest_bfcl.run.scheduler import Progress, Scheduler, start_order
@@ -106,10 +107,18 @@ class BfclRun:
         """``hook``: pytest's ``config.hook`` (or any manager's relay with the hooks of
         :mod:`pytest_bfcl.hookspecs`); by default the built-in models only."""
         register_secret_env(settings.api_key_env)  # masked in everything the run writes
-        scoring = ScoringOptions(settings.mode, settings.underscore_to_dot)
         source = resolve_data_source(settings.data_dir)
+        if settings.leaderboard_model:
+            settings = as_leaderboard_scores(settings, source)
+        scoring = ScoringOptions(settings.mode, settings.underscore_to_dot)
         model = make_model(settings.model, scoring, settings, source, hook)
         return cls(settings, Dataset(source), model, session)
+
+    def leaderboard_note(self) -> str | None:
+        """How this run reproduces a leaderboard model's scoring (``--bfcl-leaderboard-model``)."""
+        if not self.settings.leaderboard_model:
+            return None
+        return leaderboard_note(self.settings, self.source)
 
     @property
     def source(self) -> DataSource:
@@ -254,6 +263,8 @@ class BfclRun:
             "model_info": self.model.metadata(),
             "mode": self.scoring.mode,
             "underscore_to_dot": self.scoring.underscore_to_dot,
+            "leaderboard_model": self.settings.leaderboard_model,
+            "leaderboard_note": self.leaderboard_note(),
             "categories": list(self.settings.categories),
             "dataset": {
                 "version": self.source.version,

@@ -1,0 +1,56 @@
+"""Scoring as the leaderboard scores a registered model (``--bfcl-leaderboard-model NAME``):
+the registry of the pinned release (read with ``ast``, never imported) says whether the model
+is scored as function calling or prompting and whether its function names have dots
+replaced. Options given explicitly win over the registry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_bfcl.dataset.fetch import DataSource, ensure_pinned_data
+from pytest_bfcl.dataset.registry import LeaderboardModel, load_model_registry, lookup
+from pytest_bfcl.settings import Settings
+
+
+def registered_model(settings: Settings, source: DataSource) -> LeaderboardModel:
+    """The registry entry of ``--bfcl-leaderboard-model`` (``ValueError`` names the closest
+    names for an unknown one)."""
+    assert settings.leaderboard_model
+    return lookup(settings.leaderboard_model, load_model_registry(_sources_root(source)))
+
+
+def _sources_root(source: DataSource) -> Path:
+    # --bfcl-data may point at data without the release's sources; the registry is read from
+    # the pinned release then.
+    root = source.unpacked_root or ensure_pinned_data().unpacked_root
+    assert root is not None
+    return root
+
+
+def as_leaderboard_scores(settings: Settings, source: DataSource) -> Settings:
+    """The settings with the model's mode and name convention, where not given explicitly.
+    The mode is the one whose decoding the leaderboard applies to the model's output (a few
+    models registered as function calling are decoded as text)."""
+    model = registered_model(settings, source)
+    given = settings.model_fields_set
+    mode = settings.mode if "mode" in given else (model.decodes_like or model.mode)
+    underscore = settings.underscore_to_dot
+    if "underscore_to_dot" not in given:
+        underscore = model.underscore_to_dot if mode == "fc" else False
+    return settings.model_copy(update={"mode": mode, "underscore_to_dot": underscore})
+
+
+def leaderboard_note(settings: Settings, source: DataSource) -> str:
+    """One line for the reports: the model followed, and whether its scores can match."""
+    model = registered_model(settings, source)
+    convention = "on" if settings.underscore_to_dot else "off"
+    note = (
+        f"scored as the leaderboard scores {model.name} ({settings.mode} mode, "
+        f"underscore_to_dot {convention})"
+    )
+    if model.decodes_like is None:
+        note += (
+            f"; the leaderboard decodes its output with its own decoder ({model.decoder}), "
+            "which is not reproduced, so scores may differ"
+        )
+    return note
