@@ -170,6 +170,7 @@ def test_rest_checks():
         "requests.get(**{'url': 'https://x.org'})",
         "requests.get(url='https://x.org', files={'f': 1})",
         "requests.get(url=1)",
+        "requests.get(url='https://x.org', params={'a': {'b': 1}})",
         "requests.get(",
         "requests.get(url='" + "a" * 2_000_000 + "')",
     ],
@@ -393,3 +394,19 @@ def test_hostile_outputs_fail_in_bounded_time(dataset, mode, output):
     verdict = run.score(Generation(id="exec_simple_64", result=output))  # math_factorial(n=7)
     assert not verdict.valid and verdict.error_type
     assert time.monotonic() - started < 5
+
+
+def test_a_request_that_cannot_be_sent_is_the_model_failure(dataset):
+    from pytest_bfcl.check.executable import evaluate_rest
+
+    answer = dataset.answers("rest")["rest_0"]
+    entry = dataset.entry_map("rest")["rest_0"]
+    bad = "requests.get(url='https://timezone-by-location.p.rapidapi.com/timezone', headers={'X': 'a\\nb'})"
+    with serve(ApiServer()) as base:
+        os.environ["BFCL_EXEC_API_BASE"] = base
+        try:
+            services = BackendServices(web=_Web("live", allow_private=True))
+            verdict = evaluate_rest(entry, answer, f"[{bad}]", ScoringOptions("prompt"), services)
+        finally:
+            del os.environ["BFCL_EXEC_API_BASE"]
+    assert not verdict.valid and verdict.error_type == "executable_checker:rest_bad_call"

@@ -52,6 +52,11 @@ class ApiUnavailable(Exception):
     result for the caller, and for a ground-truth call an error of the run."""
 
 
+class ApiRequestError(ValueError):
+    """The request itself cannot be sent (a value no URL or header can hold): the fault of
+    whoever wrote it."""
+
+
 @dataclass(frozen=True)
 class ApiRequest:
     """A GET request as the dataset writes it (placeholders in place of keys)."""
@@ -166,6 +171,10 @@ class ApiClient:
             ):
                 body = _read(response)
                 status = response.status_code
+        except (httpx.LocalProtocolError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            raise ApiRequestError(f"the request cannot be sent: {exc}") from None
+        except (ValueError, TypeError, UnicodeError) as exc:
+            raise ApiRequestError(f"the request cannot be sent: {type(exc).__name__}") from None
         except (httpx.HTTPError, FetchError) as exc:
             raise ApiUnavailable(f"{type(exc).__name__}: {exc}") from None
         return ApiResponse(status, _parse(body))

@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pytest_bfcl.backends.base import BackendServices, ToolUnavailable
-from pytest_bfcl.backends.exec_api import ApiClient, ApiRequest, ApiUnavailable
+from pytest_bfcl.backends.exec_api import ApiClient, ApiRequest, ApiRequestError, ApiUnavailable
 from pytest_bfcl.backends.executable import ExecutableAPI
 from pytest_bfcl.backends.execute import DENIED_NAMES, Environment
 from pytest_bfcl.check.multi_turn import decode_step
@@ -367,8 +367,17 @@ def parse_rest_call(call: str) -> ApiRequest:
     url, params, headers = args.get("url"), args.get("params") or {}, args.get("headers") or {}
     if not isinstance(url, str) or not isinstance(params, dict) or not isinstance(headers, dict):
         raise RestCallError("url must be a string, params and headers dicts")
+    if not all(_plain_param(v) for v in params.values()):
+        raise RestCallError("params values must be strings, numbers or lists of them")
     params = {str(k): v for k, v in params.items()}
     return ApiRequest(url, params, {str(k): str(v) for k, v in headers.items()})
+
+
+def _plain_param(value: Any) -> bool:
+    scalar = (str, int, float, bool, type(None))
+    if isinstance(value, list | tuple):
+        return len(value) <= 1_000 and all(isinstance(v, scalar) for v in value)
+    return isinstance(value, scalar)
 
 
 def _literal(node: ast.expr) -> Any:
@@ -470,6 +479,8 @@ def _rest_problem(
     client = ApiClient((services or BackendServices()).web)
     try:
         response = client.get(request)
+    except ApiRequestError as exc:
+        return Mismatch("executable_checker:rest_bad_call", str(exc))
     except ApiUnavailable as exc:
         if _same_host(request, answer):  # the benchmark's API is down: the run's problem
             raise InfrastructureError(f"the API at {request.url} could not answer: {exc}") from None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from pytest_bfcl.backends.base import BackendServices, ToolUnavailable
-from pytest_bfcl.backends.exec_api import ApiClient, ApiUnavailable
+from pytest_bfcl.backends.exec_api import ApiClient, ApiRequestError, ApiUnavailable
 from pytest_bfcl.check.executable import (
     RestCallError,
     exec_environment,
@@ -66,7 +66,7 @@ def _probe_rest(dataset: Dataset, services: BackendServices) -> dict[str, str]:
             expected = json.loads(str(answer.ground_truth))
             problem = rest_mismatch(response.status, response.body, expected)
             reason = problem.message if problem else None
-        except (ApiUnavailable, ToolUnavailable) as exc:
+        except (ApiUnavailable, ApiRequestError, ToolUnavailable) as exc:
             reason = str(exc)
         if reason:
             host = urlsplit(request.url).hostname
