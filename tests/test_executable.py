@@ -311,6 +311,7 @@ def test_model_answers_are_executed_and_compared(dataset, cassette):
     wrong = [*calls[:2], {"get_fibonacci_sequence": '{"n": 21}'}]
     verdict = run.score(Generation(id=entry.id, result=wrong))
     assert verdict.error_type == "executable_checker:cannot_find_match"
+    assert any("get_fibonacci_sequence(n=21) -> [0, 1" in line for line in verdict.report)
     verdict = run.score(Generation(id=entry.id, result=calls[:2]))
     assert verdict.error_type == "executable_checker:wrong_count"
     text = run.score(Generation(id=entry.id, result="I cannot do that"))

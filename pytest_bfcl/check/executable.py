@@ -38,7 +38,7 @@ from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.executable import ExecAnswer
 from pytest_bfcl.dataset.models import AstAnswer, Entry
 from pytest_bfcl.decode.errors import DecodeError
-from pytest_bfcl.decode.limits import MAX_TEXT_CHARS, short_repr
+from pytest_bfcl.decode.limits import MAX_TEXT_CHARS, clip, short_repr
 from pytest_bfcl.errors import InfrastructureError
 
 REAL_TIME_TOLERANCE = 0.20
@@ -310,7 +310,8 @@ def evaluate_exec(
             error_type="executable_checker:ground_truth_error",
             errors=[f"the ground truth call {o.call} fails: {o.error}" for o in bad_truth],
         )
-    if len(calls) != len(expected):
+    actual: list[Outcome] = []
+    if len(calls) != len(expected):  # not executed: the count alone fails it
         problem = match_all([Outcome(c) for c in calls], expected, [])
     else:
         env = exec_environment(services)
@@ -328,7 +329,23 @@ def evaluate_exec(
         decoded=calls,
         error_type=problem.error_type,
         errors=[problem.message],
+        report=_report(result, actual or [Outcome(c) for c in calls], expected, answer),
     )
+
+
+def _report(
+    result: Any, actual: list[Outcome], expected: list[Outcome], answer: ExecAnswer
+) -> list[str]:
+    """The failure's detail lines: each call with what it gave, the model's and the truth's."""
+    lines = [f"  output:   {short_repr(result, 600)}", "  model's calls:"]
+    for o in actual[:20]:
+        got = f"error: {o.error}" if o.error else short_repr(o.value, 200)
+        lines.append(f"    {clip(o.call, 200)} -> {got}")
+    lines.append("  ground truth:")
+    rules = [*answer.execution_result_type, *["exact_match"] * len(expected)]
+    for o, rule in zip(expected, rules, strict=False):
+        lines.append(f"    {o.call} -> {short_repr(o.value, 200)} ({rule})")
+    return lines
 
 
 def _raise_if_unavailable(outcomes: list[Outcome]) -> None:
