@@ -31,7 +31,7 @@ from pytest_bfcl.report.baseline import (
     incompatibilities,
     load_baseline,
 )
-from pytest_bfcl.report.entries import bounded, build_record, functions_key
+from pytest_bfcl.report.entries import Outcome, bounded, build_record, functions_key
 from pytest_bfcl.report.finish import (
     FailureNote,
     FinishedRun,
@@ -135,7 +135,7 @@ class BfclCategory(pytest.Collector):
             return self._items(entries)
 
     def _items(self, entries: list[Any]) -> list[pytest.Item]:
-        items = []
+        items: list[pytest.Item] = []
         for entry in entries:
             before = self.baseline.verdict(entry.id) if self.baseline else None
             item = BfclItem.from_parent(
@@ -545,7 +545,7 @@ def attach_record(item: BfclItem, report: pytest.TestReport, sent: set[str]) -> 
     report.bfcl_record = record.model_dump(mode="json")  # type: ignore[attr-defined]
 
 
-def _outcome(report: pytest.TestReport) -> str | None:
+def _outcome(report: pytest.TestReport) -> Outcome | None:
     xfail = hasattr(report, "wasxfail")
     if report.when == "setup":
         if report.failed:

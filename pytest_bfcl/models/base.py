@@ -105,6 +105,13 @@ class ModelBase:
     # Worth generating many entries at once (a remote server); a local model answers on demand.
     concurrent: bool = False
 
+    def generate(self, task: Task) -> Generation:
+        raise NotImplementedError(f"{type(self).__name__} does not answer single requests")
+
+    def metadata(self) -> dict[str, Any]:
+        """What the reports record about the model (no secrets: they are masked anyway)."""
+        return {}
+
     def known_failure(self, entry_id: str) -> str | None:
         """Why this model is known to fail the entry for a cause outside the model (the oracle
         on data errors), or ``None``; such entries are reported as expected failures."""
@@ -127,8 +134,16 @@ class _WithDefaults(ModelBase):
         self.scoring = model.scoring
         self.concurrent = bool(getattr(model, "concurrent", False))
 
-    def __getattr__(self, name: str) -> Any:  # generate, step, metadata, anything else
+    def __getattr__(self, name: str) -> Any:  # step, and anything else the model has
         return getattr(self.model, name)
+
+    def generate(self, task: Task) -> Generation:
+        generation: Generation = self.model.generate(task)
+        return generation
+
+    def metadata(self) -> dict[str, Any]:
+        data: dict[str, Any] = self.model.metadata()
+        return data
 
     def known_failure(self, entry_id: str) -> str | None:
         own = getattr(self.model, "known_failure", None)
