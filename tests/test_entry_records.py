@@ -90,7 +90,7 @@ def test_record_of_a_regression_with_its_conversation():
     record = build_record(entry=_Entry, outcome="failed", verdict=verdict,
                           generation=generation, baseline_valid=True, functions_key_="k")  # fmt: skip
     assert record.regression and not record.improvement
-    assert record.question.splitlines() == ["-- turn 1 --", "user: cd to tmp", "-- turn 2 --",
+    assert record.question.splitlines() == ["-- turn 0 --", "user: cd to tmp", "-- turn 1 --",
                                             "user: ls"]  # fmt: skip
     assert record.detail[1] == "  GorillaFileSystem.root/tmp: missing"
     assert record.conversation is not None

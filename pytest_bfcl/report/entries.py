@@ -127,7 +127,7 @@ def functions_key(functions: list[Any]) -> str:
 def render_question(turns: list[list[Any]]) -> str:
     """The user's messages, a turn per paragraph (``role: content``)."""
     lines = []
-    for number, turn in enumerate(turns, start=1):
+    for number, turn in enumerate(turns):  # from 0, as the checker's lines count turns
         if len(turns) > 1:
             lines.append(f"-- turn {number} --")
         for message in turn:

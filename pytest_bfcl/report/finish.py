@@ -5,6 +5,7 @@ session collected)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +96,8 @@ def finish_run(outcome: RunOutcome) -> FinishedRun:
 
 
 def write_reports(outcome: RunOutcome, finished: FinishedRun) -> None:
-    settings, metadata, written = outcome.settings, outcome.metadata, finished.written
+    settings, written = outcome.settings, finished.written
+    metadata = {**outcome.metadata, "finished_at": datetime.now(timezone.utc).isoformat()}
     scores, gate = finished.scores, finished.gate
     if settings.report_path is not None:
         write_json_atomic(Path(settings.report_path), json_report(outcome, finished))

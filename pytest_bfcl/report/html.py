@@ -30,25 +30,13 @@ from typing import Any
 from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.entries import EntryRecord
 from pytest_bfcl.report.gate import Comparison, GateResult
+from pytest_bfcl.report.groups import BY_NAME, DISPLAY_ORDER
 from pytest_bfcl.report.markdown import gate_reasons
 from pytest_bfcl.report.scores import CategoryScore, GroupScore, Scores
 
 # Above this many bytes of JSON the data is embedded gzip-compressed (base64): model output
 # compresses about tenfold, and the file is what CI keeps as an artifact.
 GZIP_ABOVE = 2_000_000
-
-# Group rows of the score table, in the leaderboard's order.
-_GROUP_LABELS = {
-    "non_live": "Non-Live AST",
-    "simple": "Simple (py/java/js)",
-    "live": "Live AST",
-    "irrelevance": "Irrelevance",
-    "relevance": "Relevance",
-    "multi_turn": "Multi-Turn",
-    "agentic": "Agentic",
-    "web_search": "Web Search",
-    "memory": "Memory",
-}
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Characters that must not appear raw inside a <script> element's JSON (or that break
@@ -269,7 +257,7 @@ def gate_verdict(gate: GateResult | None) -> tuple[str, str]:
 def header_html(metadata: dict[str, Any], gate: GateResult | None, scores: Scores) -> str:
     word, css = gate_verdict(gate)
     dataset = metadata.get("dataset") or {}
-    when = metadata.get("when") or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = metadata.get("finished_at") or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     facts = [
         ("mode", metadata.get("mode")),
         ("dataset", f"bfcl-eval {dataset.get('version')}"),
@@ -327,8 +315,8 @@ def scores_html(scores: Scores, gate: GateResult | None) -> str:
         for name, cat in scores.categories.items()
     ]
     group_rows = [
-        _group_row(label, scores.groups[key], compared.get(key), bool(compared))
-        for key, label in _GROUP_LABELS.items()
+        _group_row(BY_NAME[key].label, scores.groups[key], compared.get(key), bool(compared))
+        for key in DISPLAY_ORDER
         if key in scores.groups
     ]
     group_rows.append(
