@@ -151,6 +151,14 @@ class ApiServer:
                     "countryCode": segments[-1],
                 }
             ]
+        if host == "redirect.example":  # a moved API, and one that never settles
+            return (
+                (302, "/new")
+                if path == "/old"
+                else (302, "/loop")
+                if path == "/loop"
+                else (200, {"moved": True})
+            )
         if host == "www.omdbapi.com":
             if q.get("apikey") != FAKE_KEYS["OMDB_API_KEY"]:
                 return 401, {"Response": "False", "Error": "Invalid API key!"}
@@ -178,6 +186,8 @@ def serve(server: ApiServer) -> Iterator[str]:
             status, body = server.answer(host, parts.path, parse_qs(parts.query), self.headers)
             data = json.dumps(body).encode()
             self.send_response(status)
+            if status in (301, 302):
+                self.send_header("Location", body)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()

@@ -411,3 +411,11 @@ def test_a_request_that_cannot_be_sent_is_the_model_failure(dataset):
         finally:
             del os.environ["BFCL_EXEC_API_BASE"]
     assert not verdict.valid and verdict.error_type == "executable_checker:rest_bad_call"
+
+
+def test_redirects_are_followed_a_few_times():
+    with serve(ApiServer()) as base:
+        client = ApiClient(_Web("live"), env={}, base_url=base)
+        assert client.get(ApiRequest("https://redirect.example/old")).body == {"moved": True}
+        with pytest.raises(ApiUnavailable, match="redirects"):
+            client.get(ApiRequest("https://redirect.example/loop"))

@@ -26,10 +26,10 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pytest_bfcl.redact import MASK, register_secret_env
-from pytest_bfcl.web.fetch import FetchError, check_address, public_addresses
+from pytest_bfcl.web.fetch import MAX_REDIRECTS, FetchError, check_address, public_addresses
 from pytest_bfcl.web.transport import bounded_client, deadline, httpx
 
 # Dataset placeholder -> environment variable holding the key.
@@ -138,11 +138,17 @@ class ApiClient:
         key = request.cassette_key()
         if self.mode == "replay":
             record = self.web.cassette.load(CASSETTE_KIND, key)
+            if "request_error" in record:
+                raise ApiRequestError(str(record["request_error"]))
             if "error" in record:
                 raise ApiUnavailable(str(record["error"]))
             return ApiResponse(int(record["status"]), record["body"])
         try:
             response = self._live(request)
+        except ApiRequestError as exc:
+            if self.mode == "record":
+                self.web.cassette.save(CASSETTE_KIND, key, {"request_error": str(exc)})
+            raise
         except ApiUnavailable as exc:
             if self.mode == "record" and not str(exc).startswith("the API key"):
                 self.web.cassette.save(CASSETTE_KIND, key, {"error": str(exc)})
@@ -160,17 +166,7 @@ class ApiClient:
             url, headers = self._redirected(url, headers)
             allow_private = True  # the override is the operator's own server
         try:
-            check_address(url, allow_private)
-        except FetchError as exc:
-            raise ApiUnavailable(str(exc)) from None
-        http = _client(allow_private)
-        try:
-            with (
-                deadline(API_TIMEOUT),
-                http.stream("GET", url, params=params, headers=headers) as response,
-            ):
-                body = _read(response)
-                status = response.status_code
+            status, body = _send(_client(allow_private), url, params, headers, allow_private)
         except (httpx.LocalProtocolError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
             raise ApiRequestError(f"the request cannot be sent: {exc}") from None
         except (ValueError, TypeError, UnicodeError) as exc:
@@ -184,6 +180,27 @@ class ApiClient:
         base = urlsplit(str(self.base_url))
         moved = original._replace(scheme=base.scheme, netloc=base.netloc)
         return urlunsplit(moved), {**headers, "X-Bfcl-Original-Host": original.netloc}
+
+
+def _send(
+    http: httpx.Client,
+    url: str,
+    params: dict[str, Any] | None,
+    headers: dict[str, str],
+    allow_private: bool,
+) -> tuple[int, bytes]:
+    """GET, following a few redirects (as ``requests`` does), every hop's address checked,
+    the whole exchange within :data:`API_TIMEOUT`."""
+    with deadline(API_TIMEOUT):
+        for _ in range(MAX_REDIRECTS + 1):
+            check_address(url, allow_private)
+            with http.stream("GET", url, params=params, headers=headers) as response:
+                location = response.headers.get("location")
+                if response.is_redirect and location:
+                    url, params = urljoin(str(response.url), location), None
+                    continue
+                return response.status_code, _read(response)
+    raise FetchError(f"more than {MAX_REDIRECTS} redirects")
 
 
 _clients: dict[bool, httpx.Client] = {}
