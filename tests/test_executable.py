@@ -143,6 +143,19 @@ def test_exec_summary_is_the_unweighted_mean_of_the_four():
     assert exec_summary(scores) == 0.5
     scores["rest"] = {"accuracy": 0.0}  # not part of it
     assert exec_summary(scores) == 0.5
+    # The first leaderboard's simple column: Python and REST pooled (100 + 70 entries).
+    scores["exec_simple"] = {"accuracy": 1.0, "correct": 100, "total": 100}
+    scores["rest"] = {"accuracy": 0.0, "correct": 0, "total": 70}
+    assert exec_summary(scores, pool_rest=True) == pytest.approx((100 / 170 + 0.5 + 0.5 + 0) / 4)
+    assert exec_summary({k: v for k, v in scores.items() if k != "rest"}, pool_rest=True) is None
+
+
+def test_probe_run_sends_nothing_without_executable_or_live_web(dataset):
+    from pytest_bfcl.run.exec_probe import probe_run
+
+    for categories, web in (("simple_python", "live"), ("executable", "off")):
+        settings = Settings(model="oracle", categories=categories, web=web)
+        assert probe_run(BfclRun(settings, dataset, OracleModel(ScoringOptions()))) == {}
 
 
 # -- REST ---------------------------------------------------------------------------------------

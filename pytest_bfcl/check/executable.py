@@ -518,18 +518,33 @@ def _same_host(request: ApiRequest, answer: ExecAnswer) -> bool:
 # -- reports ------------------------------------------------------------------------------------
 
 
-def exec_summary(categories: Mapping[str, Any]) -> float | None:
+def _field(score: Any, name: str) -> Any:
+    return score.get(name) if isinstance(score, dict) else getattr(score, name, None)
+
+
+def exec_summary(categories: Mapping[str, Any], pool_rest: bool = False) -> float | None:
     """The first release's "Exec Summary": the unweighted mean of the four exec categories'
     accuracies (``exec_simple``, ``exec_multiple``, ``exec_parallel``,
     ``exec_parallel_multiple``). ``categories`` maps names to objects (or dicts) with an
-    ``accuracy``; ``None`` unless all four are there with an accuracy."""
+    ``accuracy`` (and ``correct``/``total`` for ``pool_rest``); ``None`` unless all four are
+    there with an accuracy.
+
+    ``pool_rest``: the first leaderboard's "Simple Function" execution column held Python and
+    REST together (100 + 70 entries); with it, the simple part is their pooled accuracy
+    (``rest`` must have been scored too)."""
     values = []
     for name in EXEC_SUMMARY_CATEGORIES:
-        score = categories.get(name)
-        accuracy = (
-            score.get("accuracy") if isinstance(score, dict) else getattr(score, "accuracy", None)
-        )
+        accuracy = _field(categories.get(name), "accuracy")
         if accuracy is None:
             return None
         values.append(float(accuracy))
+    if pool_rest:
+        parts = [categories.get("exec_simple"), categories.get("rest")]
+        if _field(parts[1], "accuracy") is None:
+            return None
+        correct = sum(_field(p, "correct") or 0 for p in parts)
+        total = sum(_field(p, "total") or 0 for p in parts)
+        if not total:
+            return None
+        values[0] = correct / total
     return sum(values) / len(values)
