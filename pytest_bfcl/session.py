@@ -475,9 +475,16 @@ class BfclSessionPlugin:
         failed = self.gate.failed
         session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.is_worker or self.config.option.collectonly:
-            return
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Any:
+        """The run's closing part comes last, after pytest's own summaries (its line per
+        failure included), so the end of a CI log is the scores, the gate and the files."""
+        result = yield
+        if not self.is_worker and not self.config.option.collectonly:
+            self._closing_part(terminalreporter)
+        return result
+
+    def _closing_part(self, terminalreporter: Any) -> None:
         if not self.board.tallies or self.finished is None:
             terminalreporter.write_sep("=", "BFCL V4 scores")
             terminalreporter.write_line("no BFCL entry ran")
