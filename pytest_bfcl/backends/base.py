@@ -64,7 +64,8 @@ class Backend:
     @classmethod
     def public_methods(cls) -> frozenset[str]:
         """Names a model may call: public functions defined by the backend classes."""
-        return _public_methods(cls)
+        # mypy checks a class object against Hashable with its unbound __hash__ and rejects it.
+        return _public_methods(cls)  # type: ignore[arg-type]
 
 
 @cache

@@ -24,6 +24,14 @@ class MessageAPI(Backend):
     }
     SEED = 200191
 
+    # The state fields of DEFAULTS, set on every instance by Backend.
+    generated_ids: set[int]
+    user_count: int
+    user_map: dict[str, str]
+    inbox: list[dict[str, str]]
+    message_count: int
+    current_user: str | None
+
     def _new_message_id(self) -> dict[str, int]:
         new_id = self._random.randint(10000, 99999)
         while new_id in self.generated_ids:

@@ -28,6 +28,16 @@ class TwitterAPI(Backend):
         "tweet_counter": 0,
     }
 
+    # The state fields of DEFAULTS, set on every instance by Backend.
+    username: str
+    password: str
+    authenticated: bool
+    tweets: dict[int, dict[str, Any]]
+    comments: dict[Any, list[dict[str, str]]]  # int keys when added, str keys from a scenario
+    retweets: dict[str, list[int]]
+    following_list: list[str]
+    tweet_counter: int
+
     def _load_scenario(self, config: dict[str, Any], long_context: LongContext | None) -> None:
         super()._load_scenario(config, long_context)
         # Tweet ids are ints; comments and retweets keep the scenario's string keys.

@@ -16,6 +16,11 @@ def _not_found(ticket_id: Any) -> dict[str, str]:
 class TicketAPI(Backend):
     DEFAULTS = {"ticket_queue": [], "ticket_counter": 1, "current_user": None}
 
+    # The state fields of DEFAULTS, set on every instance by Backend.
+    ticket_queue: list[dict[str, Any]]
+    ticket_counter: int
+    current_user: str | None
+
     def _find(self, ticket_id: Any) -> dict[str, Any] | None:
         return next((t for t in self.ticket_queue if t["id"] == ticket_id), None)
 

@@ -93,6 +93,17 @@ class TradingBot(Backend):
     }
     SEED = 1053520
 
+    # The state fields of DEFAULTS, set on every instance by Backend.
+    orders: dict[Any, dict[str, Any]]
+    account_info: dict[str, Any]
+    authenticated: bool
+    market_status: str
+    order_counter: int
+    stocks: dict[str, dict[str, Any]]
+    watch_list: list[str]
+    transaction_history: list[dict[str, Any]]
+    long_context: bool
+
     def _load_scenario(self, config: dict[str, Any], long_context: LongContext | None) -> None:
         super()._load_scenario(config, long_context)
         self.long_context = long_context is not None

@@ -111,6 +111,18 @@ class TravelAPI(Backend):
     }
     SEED = 141053
 
+    # The state fields of DEFAULTS, set on every instance by Backend.
+    credit_card_list: dict[str, dict[str, Any]]
+    booking_record: dict[str, dict[str, Any]]
+    access_token: str | None
+    token_type: str | None
+    token_expires_in: int | None
+    token_scope: str | None
+    user_first_name: str | None
+    user_last_name: str | None
+    budget_limit: float | None
+    long_context: bool
+
     def __init__(self) -> None:
         super().__init__()
         self._flight_costs: dict[str, float] = {}

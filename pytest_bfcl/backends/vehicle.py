@@ -72,6 +72,28 @@ class VehicleControlAPI(Backend):
     }
     SEED = 141053
 
+    # The state fields of DEFAULTS, set on every instance by Backend.
+    fuelLevel: float
+    batteryVoltage: float
+    engine_state: str
+    remainingUnlockedDoors: int
+    doorStatus: dict[str, str]
+    acTemperature: float
+    fanSpeed: int
+    acMode: str
+    humidityLevel: float
+    headLightStatus: str
+    parkingBrakeStatus: str
+    brakePedalStatus: str
+    distanceToNextVehicle: float
+    cruiseStatus: str
+    destination: str
+    frontLeftTirePressure: float
+    frontRightTirePressure: float
+    rearLeftTirePressure: float
+    rearRightTirePressure: float
+    long_context: bool
+
     def __init__(self) -> None:
         super().__init__()
         self._parkingBrakeForce = 0.0
