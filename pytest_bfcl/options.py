@@ -26,8 +26,10 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--bfcl-model",
         "model",
-        "model to evaluate: 'oracle' (ground truth, no network) or 'replay:DIR' (stored "
-        "generations in the reference's result layout). Enables the BFCL items.",
+        "model to evaluate, which enables the BFCL items: 'oracle' (the ground truth, no "
+        "network), 'replay:DIR' (stored generations in the leaderboard's result layout), "
+        "'vllm:MODEL_OR_PATH' (a vLLM server the plugin starts), or the name of a model served "
+        "by an OpenAI-compatible endpoint (--bfcl-base-url)",
     ),
     Option("--bfcl-mode", "mode", "'fc' (native tool calls, default) or 'prompt' (text)"),
     Option(
