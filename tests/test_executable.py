@@ -432,3 +432,18 @@ def test_redirects_are_followed_a_few_times():
         assert client.get(ApiRequest("https://redirect.example/old")).body == {"moved": True}
         with pytest.raises(ApiUnavailable, match="redirects"):
             client.get(ApiRequest("https://redirect.example/loop"))
+
+
+def test_preflight_needs_a_recording_to_replay(dataset, cassette, tmp_path):
+    from pytest_bfcl.errors import SetupError
+    from pytest_bfcl.run.exec_probe import preflight_executable
+
+    def run(directory: Path) -> BfclRun:
+        settings = Settings(
+            model="oracle", categories="exec_simple", web="replay", web_cassette=directory
+        )
+        return BfclRun(settings, dataset, OracleModel(ScoringOptions()))
+
+    assert preflight_executable(run(cassette)) == {}
+    with pytest.raises(SetupError, match="no API answers"):
+        preflight_executable(run(tmp_path))

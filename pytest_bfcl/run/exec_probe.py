@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from pytest_bfcl.backends.base import BackendServices, ToolUnavailable
-from pytest_bfcl.backends.exec_api import ApiClient, ApiRequestError, ApiUnavailable
+from pytest_bfcl.backends.exec_api import (
+    CASSETTE_KIND,
+    ApiClient,
+    ApiRequestError,
+    ApiUnavailable,
+)
 from pytest_bfcl.check.executable import (
     RestCallError,
     exec_environment,
@@ -27,6 +33,7 @@ from pytest_bfcl.check.executable import (
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.executable import ExecAnswer, exec_sanity_checks, read_json_lines
 from pytest_bfcl.dataset.load import Dataset
+from pytest_bfcl.errors import SetupError
 
 if TYPE_CHECKING:
     from pytest_bfcl.run.engine import BfclRun
@@ -109,3 +116,21 @@ def probe_run(run: BfclRun) -> dict[str, str]:
     if not any(CATEGORIES[c].kind is Kind.EXECUTABLE for c in categories):
         return {}
     return probe_executable(run.dataset, run.wiring.services(), categories)
+
+
+def preflight_executable(run: BfclRun) -> dict[str, str]:
+    """The preflight's step for the executable categories: a replayed run needs a recording of
+    API answers (:class:`SetupError` otherwise); a live or recording run probes the APIs.
+    Returns the entries to skip, with the reason."""
+    categories = list(run.settings.categories)
+    if not any(CATEGORIES[c].kind is Kind.EXECUTABLE for c in categories):
+        return {}
+    if run.settings.web == "replay":
+        cassette = Path(run.settings.web_cassette or "")
+        if not any((cassette / CASSETTE_KIND).glob("*.json")):
+            raise SetupError(
+                f"the web recording {cassette} holds no API answers for the executable "
+                "categories (record them first with --bfcl-web=record)"
+            )
+        return {}
+    return probe_run(run)
