@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -276,3 +277,83 @@ def test_literal_arithmetic_in_arguments() -> None:
     env = exec_environment()
     assert run_call(env, "calc_binomial_probability(n=2, k=1, p=1/2)").value == 0.5
     assert run_call(env, "calculate_mean([1, 3, 4, 6, 8])").value == 4.4
+
+
+# -- web-backed functions, against the local simulated APIs -------------------------------------
+
+WEB_EXAMPLES = [
+    ("convert_currency", {"amount": 100, "from_currency": "USD", "to_currency": "EUR"}, 90.0),
+    ("find_term_on_urban_dictionary", {"term": "lit"}, "[lit] means something"),
+    ("get_active_covid_case_by_country", {"country": "Chad"}, 1000 * sum(map(ord, "Chad"))),
+    ("get_covid_death_by_country", {"country": "Chad"}, 100 * sum(map(ord, "Chad"))),
+    ("get_company_name_by_stock_name", {"stock_name": "aapl"}, "AAPL Inc."),
+    ("get_stock_price_by_stock_name", {"stock_name": "AAPL"}, 100.5),
+    ("get_coordinate_by_ip_address", {"ip_address": "192.168.1.1"}, "private range"),
+    ("get_coordinate_by_ip_address", {"ip_address": "8.8.8.8"}, [37.4, -122.1]),
+    ("get_zipcode_by_ip_address", {"ip_address": "8.8.8.8"}, "94043"),
+    ("get_coordinates_from_city", {"city_name": "Paris"}, ["48.8588897", "2.3200410217200766"]),
+    ("get_time_zone_by_coord", {"long": "2.35", "lat": "48.85"}, "Etc/GMT"),
+    ("get_weather_data", {"coordinates": [48.85, 2.35]}, 12.5),
+    ("get_price_by_amazon_ASIN", {"ASIN": "B08PPDJWC8"}, "$10.00"),
+    ("get_product_name_by_amazon_ASIN", {"ASIN": "B08PPDJWC8"}, "Product B08PPDJWC8"),
+    ("get_rating_by_amazon_ASIN", {"ASIN": "B08PPDJWC8"}, "4.5"),
+    ("retrieve_city_based_on_zipcode", {"zipcode": "90210"}, "BEVERLY HILLS"),
+    ("get_movie_director", {"movie_name": "Avatar"}, "A. Director"),
+    ("get_director_by_movie_name", {"movie_name": "Avatar"}, "A. Director"),
+    ("get_movie_rating", {"movie_name": "Avatar"}, "PG-13"),
+    ("get_movie_genre", {"movie_name": "Avatar"}, "Drama"),
+]
+
+
+@pytest.fixture(scope="module")
+def api_base() -> Iterator[str]:
+    from exec_api_server import ApiServer, serve
+
+    with serve(ApiServer()) as base:
+        yield base
+
+
+@pytest.fixture
+def web_api(monkeypatch, api_base: str) -> ExecutableAPI:
+    from exec_api_server import FAKE_KEYS
+
+    from pytest_bfcl.backends.base import BackendServices
+    from pytest_bfcl.web.access import WebAccess, WebSettings
+
+    monkeypatch.setenv("BFCL_EXEC_API_BASE", api_base)
+    for variable, key in FAKE_KEYS.items():
+        monkeypatch.setenv(variable, key)
+    api = ExecutableAPI()
+    api._services = BackendServices(web=WebAccess(WebSettings(mode="live")))
+    return api
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "expected"), WEB_EXAMPLES, ids=[w[0] for w in WEB_EXAMPLES]
+)
+def test_web_function(web_api: ExecutableAPI, name: str, args: dict, expected: object) -> None:
+    assert getattr(web_api, name)(**args) == expected
+
+
+def test_web_function_shapes(web_api: ExecutableAPI) -> None:
+    assert set(web_api.get_stock_history("AAPL", "1mo", "true")) == {"1690862400", "1693540800"}
+    holidays = web_api.retrieve_holiday_by_year("2010", "fr")
+    assert holidays[0]["countryCode"] == "FR"
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("get_coordinate_by_ip_address", {"ip_address": "../../admin"}),
+        ("convert_currency", {"amount": 1, "from_currency": "EURO/../x", "to_currency": "USD"}),
+        ("retrieve_city_based_on_zipcode", {"zipcode": "90210/../../x"}),
+        ("retrieve_holiday_by_year", {"year": "20x0", "country": "FR"}),
+        ("get_price_by_amazon_ASIN", {"ASIN": "not-an-asin"}),
+        ("get_stock_history", {"stock_name": "AAPL", "interval": "1y"}),
+        ("get_time_zone_by_coord", {"long": "500", "lat": "0"}),
+        ("get_weather_data", {"coordinates": [1, 2, 3]}),
+    ],
+)
+def test_web_arguments_are_checked_before_any_request(api: ExecutableAPI, name, args) -> None:
+    with pytest.raises(ExecRefused):
+        getattr(api, name)(**args)  # no web access here: a request would fail differently

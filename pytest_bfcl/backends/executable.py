@@ -257,6 +257,8 @@ class ExecutableAPI(Backend):
         """``body[path[0]][path[1]]...``; a missing step is a readable refusal."""
         current = body
         for step in path:
+            if not isinstance(current, dict | list):  # never index into a text answer
+                raise ExecRefused(f"the API's answer has no {step!r}")
             try:
                 current = current[step]
             except (KeyError, IndexError, TypeError):
