@@ -447,3 +447,18 @@ def test_preflight_needs_a_recording_to_replay(dataset, cassette, tmp_path):
     assert preflight_executable(run(cassette)) == {}
     with pytest.raises(SetupError, match="no API answers"):
         preflight_executable(run(tmp_path))
+
+
+def test_stored_generations_replay(pytester, data_source, cassette, tmp_path):
+    base = [
+        "--bfcl-category=exec_parallel,rest",
+        "--bfcl-web=replay",
+        f"--bfcl-web-cassette={cassette}",
+        f"--bfcl-data={data_source.data_dir}",
+        "-p", "no:cacheprovider", "-p", "no:randomly",
+    ]  # fmt: skip
+    results = tmp_path / "results"
+    first = pytester.runpytest("--bfcl-model=oracle", f"--bfcl-results-dir={results}", *base)
+    assert (results / "oracle" / "executable" / "BFCL_v4_rest_result.json").is_file()
+    again = pytester.runpytest(f"--bfcl-model=replay:{results / 'oracle'}", *base)
+    assert again.parseoutcomes().get("passed") == first.parseoutcomes().get("passed") == 119

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 
 # The group directories a model's result root holds.
-GROUP_DIRS = ("non_live", "live", "multi_turn", "agentic", "format_sensitivity")
+GROUP_DIRS = ("non_live", "live", "multi_turn", "agentic", "format_sensitivity", "executable")
 
 
 def model_dir_name(model: str) -> str:
