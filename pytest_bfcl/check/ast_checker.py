@@ -273,7 +273,7 @@ def check_type(
     value: Any,
     candidates: list[Any],
     doc_type: str,
-    expected_cls: type,
+    expected_cls: type[Any],  # not a bare ``type``: mypy would narrow a matching value to object
     nested_cls: type | None,
 ) -> TypeCheck:
     """Exact type check with one level of nesting.

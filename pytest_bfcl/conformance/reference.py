@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -82,7 +83,7 @@ def _tail(text: str, lines: int = _LOG_TAIL_LINES) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def _run(cmd: Sequence[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+def _run(cmd: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run(list(cmd), capture_output=True, text=True, check=False, **kwargs)
 
 

@@ -129,7 +129,7 @@ def _function(path: Path, name: str) -> ast.FunctionDef:
     raise DatasetError(f"{path}: function {name} not found")
 
 
-def _in_order(node: ast.AST, kind: type) -> list[Any]:
+def _in_order(node: ast.AST, kind: type[ast.stmt]) -> list[Any]:
     found: list[tuple[int, int, Any]] = []
     for stmt in ast.walk(node):
         if isinstance(stmt, kind):

@@ -82,8 +82,9 @@ def resolve_value(node: ast.expr, budget: Budget | None = None) -> Any:
         # ``not True`` -> -1); a non-constant operand fails.
         if not isinstance(node.operand, ast.Constant):
             raise DecodeError("unary operator on a non-constant operand")
+        operand: Any = node.operand.value  # any constant; a TypeError is the model's failure
         try:
-            return -node.operand.value
+            return -operand
         except TypeError as exc:
             raise DecodeError(str(exc)) from None
     if isinstance(node, ast.List):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 from functools import cache
+from types import ModuleType
 from typing import Any
 
 from pytest_bfcl.decode.errors import DecodeError
@@ -21,6 +22,7 @@ MAX_TREE_DEPTH = 4 * MAX_DEPTH  # a value level is a few syntax nodes (array, li
 
 @cache
 def _parser(language: str) -> Any:
+    grammar: ModuleType
     try:
         from tree_sitter import Language, Parser
 
@@ -37,7 +39,7 @@ def _parser(language: str) -> Any:
         return Parser(lang)
     except TypeError:  # tree-sitter < 0.22
         parser = Parser()
-        parser.set_language(lang)
+        parser.set_language(lang)  # type: ignore[attr-defined]  # gone from tree-sitter 0.22
         return parser
 
 

@@ -597,7 +597,7 @@ class OpenAIChatModel:
         )
         result: Any
         if calls:
-            functions = [c.get("function") for c in calls]
+            functions: list[Any] = [c.get("function") for c in calls]
             functions = [f if isinstance(f, dict) else {} for f in functions]
             result = [{_call_name(f.get("name")): f.get("arguments")} for f in functions]
         else:

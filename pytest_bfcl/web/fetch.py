@@ -151,7 +151,9 @@ def _read_bounded(response: httpx.Response, max_bytes: int) -> bytes:
 def _decode(body: bytes, headers: httpx.Headers) -> str:
     """The text as ``requests`` decodes it (the benchmark's client): the declared charset,
     ISO-8859-1 for text without one, else the detected encoding."""
-    encoding = requests.utils.get_encoding_from_headers(dict(headers))
+    # types-requests asks for a CaseInsensitiveDict; the function only reads "content-type",
+    # which a dict of httpx's (lower-case) header names holds.
+    encoding = requests.utils.get_encoding_from_headers(dict(headers))  # type: ignore[arg-type]
     if encoding is None:
         encoding = _detected_encoding(body)
     try:
