@@ -141,7 +141,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("--bfcl-vllm-exe", "vllm_exe", "the vllm executable (default: vllm on PATH)"),
     Option("--bfcl-vllm-port", "vllm_port", "port of the started server (default: a free one)"),
-    Option("--bfcl-vllm-log", "vllm_log", "server log file (default .bfcl-vllm/vllm-PORT.log)"),
+    Option("--bfcl-vllm-log", "vllm_log", "server log file (by default .bfcl-vllm/vllm-PORT.log)"),
     Option(
         "--bfcl-vllm-startup-timeout",
         "vllm_startup_timeout",

@@ -111,7 +111,7 @@ class Settings(BaseModel):
     concurrency: int = 8
     # the largest answer read from a server (8 MiB); a longer one is cut and fails the entry
     max_response_bytes: int = 8 * 2**20
-    cache_dir: Path | None = None
+    cache_dir: Path = Path(".bfcl-cache")
     no_cache: bool = False
     refresh: bool = False
     model_identity: str = ""
