@@ -52,9 +52,9 @@ def _endpoint_model(
     spec: str, settings: Settings, scoring: ScoringOptions, unpacked_root: Path, hook: Any
 ) -> Model:
     from pytest_bfcl.dataset.texts import load_texts
+    from pytest_bfcl.models.cache import ResponseCache
     from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
     from pytest_bfcl.models.vllm_server import make_vllm_model
-    from pytest_bfcl.run.cache import ResponseCache
 
     cache = None
     if not settings.no_cache:

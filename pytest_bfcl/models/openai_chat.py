@@ -33,13 +33,13 @@ from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
 from pytest_bfcl.models.base import Generation, NotGenerated, StepReply, StepRequest, Task
+from pytest_bfcl.models.cache import ResponseCache, cache_key
 from pytest_bfcl.models.function_docs import (
     insert_system_prompt,
     system_prompt,
     to_openai_tools,
     with_language_hints,
 )
-from pytest_bfcl.run.cache import ResponseCache, cache_key
 from pytest_bfcl.web.transport import bounded_client, deadline, httpx
 
 _SINGLE_TURN_KINDS = (Kind.AST, Kind.RELEVANCE, Kind.IRRELEVANCE, Kind.FORMAT_SENSITIVITY)

@@ -82,8 +82,6 @@ class ResponseCache:
     def __init__(self, directory: Path, refresh: bool = False) -> None:
         self.directory = directory
         self.refresh = refresh  # ignore what is stored, overwrite with new responses
-        self.hits = 0
-        self.writes = 0
         self.unusable: set[Path] = set()  # files warned about (once each)
         self._lock = threading.Lock()
 
@@ -105,7 +103,6 @@ class ResponseCache:
         if problem is not None:
             self._unusable(path, problem)
             return None
-        self.hits += 1
         return record  # type: ignore[no-any-return]
 
     def _unusable(self, path: Path, why: str) -> None:
@@ -122,4 +119,3 @@ class ResponseCache:
 
     def put(self, key: str, record: dict[str, Any]) -> None:
         _write_atomic(self._path(key), record)
-        self.writes += 1
