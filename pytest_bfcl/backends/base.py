@@ -8,10 +8,13 @@ import inspect
 import random
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pytest_bfcl.backends.long_context import LongContext
 from pytest_bfcl.errors import InfrastructureError
+
+if TYPE_CHECKING:
+    from pytest_bfcl.web.access import WebAccess
 
 
 class ToolUnavailable(InfrastructureError):
@@ -27,7 +30,7 @@ class BackendServices:
 
     long_context: LongContext | None = None
     embedding_model: str = "all-MiniLM-L6-v2"
-    web: Any = None  # a pytest_bfcl.web.access.WebAccess
+    web: WebAccess | None = None
     fetch_error_templates: tuple[str, ...] = ()  # wording of simulated fetch failures
 
 

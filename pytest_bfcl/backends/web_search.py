@@ -50,7 +50,7 @@ class WebSearchAPI(Backend):
         web = self._services.web
         if web is None:
             raise ToolUnavailable("web access is off in this run (--bfcl-web=off)")
-        return web  # type: ignore[no-any-return]
+        return web
 
     def search_engine_query(
         self, keywords: str, max_results: int = 10, region: str = "wt-wt"
