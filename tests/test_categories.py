@@ -4,7 +4,6 @@ import pytest
 
 from pytest_bfcl.dataset.categories import (
     ALL_SCORING,
-    CATEGORIES,
     UnknownCategoryError,
     category_of_id,
     expand_categories,
@@ -64,10 +63,21 @@ def test_sort_key_orders_prerequisites_first_and_memory_last():
     ]
 
 
-def test_result_locations():
-    assert CATEGORIES["live_simple"].result_dir == "live"
-    assert CATEGORIES["memory_rec_sum"].result_dir == "agentic/memory/rec_sum"
+def test_result_locations(tmp_path):
+    from pytest_bfcl.dataset.layout import ResultLayout, category_file
+
+    assert str(category_file("live_simple")) == "live/BFCL_v4_live_simple_result.json"
+    assert str(category_file("memory_rec_sum")).startswith("agentic/memory/rec_sum/")
     assert (
-        CATEGORIES["web_search_no_snippet"].result_file
-        == "BFCL_v4_web_search_no_snippet_result.json"
+        category_file("web_search_no_snippet").name == "BFCL_v4_web_search_no_snippet_result.json"
     )
+    layout = ResultLayout(tmp_path)
+    assert layout.final_snapshot("memory_kv", "student") == (
+        tmp_path / "agentic/memory/kv/memory_snapshot/student_final.json"
+    )
+    assert layout.prerequisite_file("memory_vector").name == (
+        "BFCL_v4_memory_vector_prereq_result.json"
+    )
+    assert not layout.holds_results()
+    (tmp_path / "live").mkdir()
+    assert layout.holds_results()
