@@ -176,7 +176,7 @@ def parse_lambda(source: str) -> tuple[str, ast.expr]:
 
 def _eval_lambda(node: ast.expr, param: str, x: float) -> float:
     if isinstance(node, ast.Constant) and _is_real(node.value):
-        return float(node.value)
+        return float(node.value)  # type: ignore[arg-type]  # a real number, checked above
     if isinstance(node, ast.Name):
         if node.id == param:
             return x
@@ -257,12 +257,7 @@ class ExecutableAPI(Backend):
         """``body[path[0]][path[1]]...``; a missing step is a readable refusal."""
         current = body
         for step in path:
-            if not isinstance(current, dict | list):  # never index into a text answer
-                raise ExecRefused(f"the API's answer has no {step!r}")
-            try:
-                current = current[step]
-            except (KeyError, IndexError, TypeError):
-                raise ExecRefused(f"the API's answer has no {step!r}") from None
+            current = _step_into(current, step)
         return current
 
     # -- arithmetic and number theory -----------------------------------------------------------
@@ -807,6 +802,15 @@ class ExecutableAPI(Backend):
 
     def get_movie_genre(self, movie_name: str) -> str:
         return self._movie(movie_name, "Genre")
+
+
+def _step_into(current: Any, step: str | int) -> Any:
+    """One step into an API's answer: objects by key, lists by position, never into text."""
+    if isinstance(current, dict) and step in current:
+        return current[step]
+    if isinstance(current, list) and isinstance(step, int) and -len(current) <= step < len(current):
+        return current[step]
+    raise ExecRefused(f"the API's answer has no {step!r}")
 
 
 def _direction(dx: float, dy: float) -> tuple[float, float]:

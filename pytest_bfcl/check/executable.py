@@ -246,7 +246,7 @@ def _augment(j: int, fits: list[list[bool]], partner: dict[int, int], seen: set[
 
 def evaluate_executable(
     entry: Entry,
-    answer: ExecAnswer | AstAnswer | None,
+    answer: Any,  # ExecAnswer (exec_*, rest) or AstAnswer (sql)
     result: Any,
     options: ScoringOptions,
     services: BackendServices | None = None,
