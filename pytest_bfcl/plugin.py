@@ -68,9 +68,9 @@ def pytest_configure_node(node: Any) -> None:
     """pytest-xdist: hand the controller's session name to each worker (the workers of one
     session share the memory snapshots made in it)."""
     if node.config.pluginmanager.has_plugin(PLUGIN_NAME):
-        from pytest_bfcl.session import session_id
+        from pytest_bfcl.session import worker_input
 
-        node.workerinput[SESSION_INPUT] = session_id(node.config)
+        node.workerinput.update(worker_input(node.config))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

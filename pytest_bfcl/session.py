@@ -7,6 +7,7 @@ one pays nothing for the engine and its dependencies.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import uuid
@@ -53,6 +54,7 @@ NODE_PREFIX = "bfcl"
 PLUGIN_NAME = "bfcl-session"
 # The worker-input key that carries the controller's session name to xdist workers.
 SESSION_INPUT = "bfcl_session"
+UNAVAILABLE_INPUT = "bfcl_unavailable"
 SESSION_KEY = pytest.StashKey[str]()
 
 
@@ -68,10 +70,21 @@ def start(config: pytest.Config, values: dict[str, Any]) -> None:
         if unknown:
             raise ValueError(f"--bfcl-min-score names unknown scores: {', '.join(unknown)}")
         run = BfclRun.create(settings, config.hook, session=session_id(config))
+        workerinput = getattr(config, "workerinput", None)
+        if workerinput is not None and workerinput.get(UNAVAILABLE_INPUT):
+            run.unavailable.update(json.loads(workerinput[UNAVAILABLE_INPUT]))
         baseline = _load_compatible_baseline(settings, run)
     except (ValueError, DatasetError, ModelSpecError, ReplayError, SetupError) as exc:
         raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
     config.pluginmanager.register(BfclSessionPlugin(config, run, baseline), PLUGIN_NAME)
+
+
+def worker_input(config: pytest.Config) -> dict[str, str]:
+    """What the controller hands each xdist worker: the session name, and the entries the
+    preflight found unavailable (workers do not probe again)."""
+    plugin = config.pluginmanager.get_plugin(PLUGIN_NAME)
+    unavailable = plugin.run.unavailable if plugin is not None else {}
+    return {SESSION_INPUT: session_id(config), UNAVAILABLE_INPUT: json.dumps(unavailable)}
 
 
 def session_id(config: pytest.Config) -> str:

@@ -319,12 +319,14 @@ class Dataset:
 
             entries = self.entries(cat.name)
             return executable.load_answers(self.root, cat, entries, read_jsonl, validate)  # type: ignore[return-value]
-        model: type[BaseModel] = {
+        answer_models: dict[Kind, type[AstAnswer] | type[MultiTurnAnswer] | type[AgenticAnswer]]
+        answer_models = {
             Kind.AST: AstAnswer,
             Kind.MULTI_TURN: MultiTurnAnswer,
             Kind.MEMORY: AgenticAnswer,
             Kind.WEB_SEARCH: AgenticAnswer,
-        }[cat.kind]
+        }
+        model = answer_models[cat.kind]
         answer_path = cat.answer_file
         if not Path(answer_path).is_absolute():  # a project's own categories use full paths
             answer_path = f"possible_answer/{answer_path}"

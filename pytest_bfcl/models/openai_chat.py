@@ -42,7 +42,14 @@ from pytest_bfcl.models.function_docs import (
 )
 from pytest_bfcl.web.transport import bounded_client, deadline, httpx
 
-_SINGLE_TURN_KINDS = (Kind.AST, Kind.RELEVANCE, Kind.IRRELEVANCE, Kind.FORMAT_SENSITIVITY)
+# Answered with one request (the executable categories' entries are single-turn too).
+_SINGLE_TURN_KINDS = (
+    Kind.AST,
+    Kind.RELEVANCE,
+    Kind.IRRELEVANCE,
+    Kind.FORMAT_SENSITIVITY,
+    Kind.EXECUTABLE,
+)
 
 # The largest answer read from a server. A chat completion with tool calls is a few kB; even a
 # long reasoning trace stays under a megabyte. 8 MiB leaves ample room while a hostile or broken

@@ -25,7 +25,6 @@ from pytest_bfcl.models.encode import (
     prompting_text,
 )
 from pytest_bfcl.models.oracle_agentic import prerequisite_move, question_move
-from pytest_bfcl.models.oracle_executable import executable_output
 from pytest_bfcl.resources import project_json
 
 NO_CALL_TEXT = "None of the available functions fits this request, so I will not call any."
@@ -51,6 +50,8 @@ class OracleModel(ModelBase):
         entry = task.entry
         kind = CATEGORIES[entry.category].kind
         if kind is Kind.EXECUTABLE:
+            from pytest_bfcl.models.oracle_executable import executable_output  # opt-in only
+
             return Generation(id=entry.id, result=executable_output(task, self.scoring))
         if kind is Kind.IRRELEVANCE:
             return Generation(id=entry.id, result=NO_CALL_TEXT)

@@ -17,6 +17,8 @@ class Group:
     weight: float | None = None  # its weight in the V4 overall (None: not a part of it)
     gated: bool = True  # compared by the regression gate
     nested: bool = False  # shown indented under the group before it
+    # Outside the V4 benchmark: shown only when one of its categories ran.
+    optional: bool = False
 
 
 # In the order they are computed (members first). Non-Live is the mean of Simple (itself the mean
@@ -58,19 +60,34 @@ GROUPS: tuple[Group, ...] = (
     Group("web_search", "Web Search", ("web_search_base", "web_search_no_snippet"), nested=True),
     Group("memory", "Memory", ("memory_kv", "memory_vector", "memory_rec_sum"), nested=True),
     Group("agentic", "Agentic", ("web_search", "memory"), weight=40),
+    # The first release's executable evaluation (opt-in categories): the unweighted mean of
+    # the four exec categories, as its leaderboard reported it.
+    Group(
+        "exec_summary",
+        "Exec Summary",
+        ("exec_simple", "exec_multiple", "exec_parallel", "exec_parallel_multiple"),
+        gated=False,
+        optional=True,
+    ),
 )
 BY_NAME = {group.name: group for group in GROUPS}
 
 # The order of the terminal's and the HTML report's group table.
 DISPLAY_ORDER = (
     "non_live", "simple", "live", "irrelevance", "relevance", "multi_turn", "agentic",
-    "web_search", "memory",
+    "web_search", "memory", "exec_summary",
 )  # fmt: skip
 
 OVERALL_WEIGHTS: dict[str, float] = {g.name: g.weight for g in GROUPS if g.weight is not None}
 GATED = tuple(g.name for g in GROUPS if g.gated)
 # Every name a threshold (--bfcl-min-score) may use besides category names.
 SCORE_NAMES = frozenset({"overall", *BY_NAME})
+
+
+def shown(name: str, ran: set[str]) -> bool:
+    """Whether a group has a row in the tables, given the categories that ran."""
+    group = BY_NAME[name]
+    return not group.optional or any(m in ran for m in group.members)
 
 
 def display_label(name: str) -> str:

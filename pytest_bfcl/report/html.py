@@ -30,7 +30,7 @@ from typing import Any
 from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.entries import EntryRecord
 from pytest_bfcl.report.gate import Comparison, GateResult
-from pytest_bfcl.report.groups import BY_NAME, DISPLAY_ORDER
+from pytest_bfcl.report.groups import BY_NAME, DISPLAY_ORDER, shown
 from pytest_bfcl.report.markdown import gate_reasons
 from pytest_bfcl.report.scores import CategoryScore, GroupScore, Scores
 
@@ -314,10 +314,11 @@ def scores_html(scores: Scores, gate: GateResult | None) -> str:
         _category_row(name, cat, compared.get(name), bool(compared))
         for name, cat in scores.categories.items()
     ]
+    ran = {name for name, cat in scores.categories.items() if cat.total}
     group_rows = [
         _group_row(BY_NAME[key].label, scores.groups[key], compared.get(key), bool(compared))
         for key in DISPLAY_ORDER
-        if key in scores.groups
+        if key in scores.groups and shown(key, ran)
     ]
     group_rows.append(
         _group_row("Overall (V4)", scores.overall, compared.get("overall"), bool(compared), True)

@@ -9,7 +9,7 @@ from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.report.completeness import top_reason
 from pytest_bfcl.report.entries import bounded
 from pytest_bfcl.report.gate import GateResult
-from pytest_bfcl.report.groups import DISPLAY_ORDER, display_label
+from pytest_bfcl.report.groups import DISPLAY_ORDER, display_label, shown
 from pytest_bfcl.report.scores import GroupScore, Scores
 
 
@@ -59,11 +59,14 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
         )
     lines += ["", f"{'group':<26}{'score':>10}"]
     web_skipped = _web_search_skipped(scores)
+    ran = {name for name, cat in scores.categories.items() if cat.total}
     for key in DISPLAY_ORDER:
+        if not shown(key, ran):
+            continue
         label = display_label(key)
         group = scores.groups[key]
-        shown = "skipped" if key == "web_search" and web_skipped else percent(group.accuracy)
-        lines.append(f"{label:<26}{shown:>10}{_sampled_note(group)}")
+        value = "skipped" if key == "web_search" and web_skipped else percent(group.accuracy)
+        lines.append(f"{label:<26}{value:>10}{_sampled_note(group)}")
     overall = scores.overall
     if scores.overall_without_web_search is not None:
         lines.append(

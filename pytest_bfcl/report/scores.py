@@ -22,6 +22,7 @@ from pydantic import BaseModel, computed_field
 from pytest_bfcl.dataset.categories import (
     ALL_SCORING,
     DATASET_SIZES,
+    EXECUTABLE,
     FORMAT_SENSITIVITY,
     WEB_SEARCH,
     category_of_id,
@@ -370,7 +371,7 @@ def aggregate_groups(
     """The leaderboard's summaries (:data:`~pytest_bfcl.report.groups.GROUPS`) and the V4
     overall. With ``sized_by_run`` a category counts as present when it has any scored entry
     (comparisons on a sample), weighted by the entries scored."""
-    parts = {name: _leaf(cats, name, sized_by_run) for name in ALL_SCORING}
+    parts = {name: _leaf(cats, name, sized_by_run) for name in (*ALL_SCORING, *EXECUTABLE)}
     for group in GROUPS:
         members = [parts[m] for m in group.members]
         parts[group.name] = (

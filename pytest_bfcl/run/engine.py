@@ -18,7 +18,6 @@ from typing import Any
 
 from pytest_bfcl import __version__
 from pytest_bfcl.check.agentic import evaluate_agentic
-from pytest_bfcl.check.executable import evaluate_executable
 from pytest_bfcl.check.multi_turn import MultiTurnOptions, evaluate_multi_turn
 from pytest_bfcl.check.oversized import oversized_answer_verdict
 from pytest_bfcl.check.single_turn import ScoringOptions, evaluate_single_turn
@@ -93,6 +92,9 @@ class BfclRun:
         self.results: ResultsWriter | None = None
         if settings.results_dir is not None:
             self.results = ResultsWriter(Path(settings.results_dir), self.model.name)
+        # Entries whose tools the start-of-session probe found unavailable, with the reason
+        # (the executable categories' public APIs); skipped, and so reported as missing.
+        self.unavailable: dict[str, str] = {}
         self.progress = Progress()
         self.scheduler: Scheduler[Generation | Skip] = Scheduler(
             self.generate,
@@ -185,6 +187,8 @@ class BfclRun:
         reason = self.skip_reason(entry)
         if reason:
             return Skip(reason, excluded=True)
+        if entry_id in self.unavailable:
+            return Skip(self.unavailable[entry_id])
         answer = self.dataset.answers(entry.category).get(entry_id)
         task = Task(entry, answer)
         self.progress.started()
@@ -237,6 +241,9 @@ class BfclRun:
             return oversized
         answer = self.dataset.answers(entry.category).get(entry.id)
         if CATEGORIES[entry.category].kind is Kind.EXECUTABLE:
+            # Imported here: its API client and HTTP stack only matter to these categories.
+            from pytest_bfcl.check.executable import evaluate_executable
+
             services = self.wiring.services()
             return evaluate_executable(entry, answer, generation.result, self.scoring, services)
         if isinstance(answer, MultiTurnAnswer):

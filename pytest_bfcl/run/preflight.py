@@ -30,6 +30,7 @@ def preflight(run: BfclRun) -> None:
     check_extras(run)
     check_model(run)
     check_web(run)
+    check_executable_apis(run)
 
 
 def check_data(run: BfclRun) -> None:
@@ -86,3 +87,13 @@ def check_web(run: BfclRun) -> None:
     check = getattr(web, "preflight", None)
     if check is not None:
         check()
+
+
+def check_executable_apis(run: BfclRun) -> None:
+    """The executable categories' public APIs: a replay needs their recording; a live run
+    probes them once, and entries whose API does not answer are skipped with the reason."""
+    if not any(CATEGORIES[c].kind is Kind.EXECUTABLE for c in run.settings.categories):
+        return
+    from pytest_bfcl.run.exec_probe import preflight_executable
+
+    run.unavailable.update(preflight_executable(run))
