@@ -25,8 +25,10 @@ ROUNDS = 3
 
 
 def _run(*extra: str) -> tuple[float, list[str]]:
-    args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
-            f"--bfcl-model=replay:{CORPUS}", "--bfcl-category=single_turn,multi_turn", *extra]  # fmt: skip
+    args = [
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--bfcl-model=replay:{CORPUS}",
+        "--bfcl-category=single_turn,multi_turn", *extra,
+    ]  # fmt: skip
     with tempfile.TemporaryDirectory() as outside:
         started = time.perf_counter()
         done = subprocess.run(args, cwd=outside, capture_output=True, text=True, timeout=900)

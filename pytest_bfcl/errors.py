@@ -25,3 +25,9 @@ class InfrastructureError(RuntimeError):
 class RunStopped(InfrastructureError):
     """The infrastructure failed in a way that makes the remaining entries pointless; the
     session stops once with this message."""
+
+
+class ToolUnavailable(InfrastructureError):
+    """A tool cannot do its work because of the run, not the model's call (a web recording
+    is missing, the embedding model cannot be loaded). It stops the entry with an error
+    instead of being fed back to the model as a result."""

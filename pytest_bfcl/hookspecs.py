@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from pytest_bfcl.check.single_turn import ScoringOptions
     from pytest_bfcl.check.verdict import Verdict
     from pytest_bfcl.dataset.custom import CustomCategory
     from pytest_bfcl.dataset.fetch import DataSource
     from pytest_bfcl.models.base import Generation, Model
+    from pytest_bfcl.scoring import ScoringOptions
     from pytest_bfcl.settings import Settings
 
 # pytest's own marker names, so that conftest.py files implement these like any pytest hook.

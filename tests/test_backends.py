@@ -14,7 +14,7 @@ import pytest
 from pytest_bfcl.backends import BACKENDS
 from pytest_bfcl.backends.execute import Environment
 from pytest_bfcl.backends.long_context import load_long_context
-from pytest_bfcl.backends.registry import DOC_FILES
+from pytest_bfcl.dataset.load import FUNC_DOC_FILES
 
 
 def run(env: Environment, *calls: str) -> list[Any]:
@@ -43,7 +43,7 @@ def env_for(name: str, config: dict[str, Any] | None = None, long_context=None) 
 def test_public_methods_match_function_docs(dataset, class_name):
     docs = {doc.name: doc for doc in dataset.function_docs(class_name)}
     cls = BACKENDS[class_name]
-    assert set(cls.public_methods()) == set(docs), f"{DOC_FILES[class_name]}.json"
+    assert set(cls.public_methods()) == set(docs), FUNC_DOC_FILES[class_name]
     for name, doc in docs.items():
         params = inspect.signature(getattr(cls, name)).parameters
         names = [p for p in params if p != "self"]

@@ -11,16 +11,9 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pytest_bfcl.backends.long_context import LongContext
-from pytest_bfcl.errors import InfrastructureError
 
 if TYPE_CHECKING:
     from pytest_bfcl.web.access import WebAccess
-
-
-class ToolUnavailable(InfrastructureError):
-    """A tool cannot do its work because of the run, not the model's call (a web recording
-    is missing, the embedding model cannot be loaded). It stops the entry with an error
-    instead of being fed back to the model as a result."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from pytest_bfcl.backends.base import ToolUnavailable
+from pytest_bfcl.errors import ToolUnavailable
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 RECENT_BATCHES = 512  # embedded batches kept per model (a few MB)

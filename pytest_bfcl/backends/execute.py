@@ -15,12 +15,13 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pytest_bfcl.backends.base import Backend, BackendServices, ToolUnavailable
+from pytest_bfcl.backends.base import Backend, BackendServices
 from pytest_bfcl.backends.long_context import LongContext
 from pytest_bfcl.backends.registry import backend_class
 from pytest_bfcl.decode.errors import DecodeError
 from pytest_bfcl.decode.limits import MAX_TEXT_CHARS, Budget, check_int
 from pytest_bfcl.decode.python_calls import evaluate_literal_arithmetic
+from pytest_bfcl.errors import ToolUnavailable
 
 # Names the benchmark refuses before evaluating, whatever they resolve to.
 DENIED_NAMES = frozenset({"kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"})

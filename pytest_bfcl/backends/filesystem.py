@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 from typing import Any
 
 from pytest_bfcl.backends.base import Backend
@@ -15,11 +14,9 @@ class File:
     def __init__(self, name: str, content: str = "") -> None:
         self.name = name
         self.content = content
-        self._modified = datetime.datetime.now()  # never compared or returned
 
     def _write(self, content: str) -> None:
         self.content = content
-        self._modified = datetime.datetime.now()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, File) and (self.name, self.content) == (other.name, other.content)

@@ -35,22 +35,6 @@ BACKENDS.update(
 )
 MEMORY_BACKENDS = ("MemoryAPI_kv", "MemoryAPI_vector", "MemoryAPI_rec_sum")
 
-# Each backend's function-doc file in the dataset (``multi_turn_func_doc/<file>.json``).
-DOC_FILES = {
-    "GorillaFileSystem": "gorilla_file_system",
-    "MathAPI": "math_api",
-    "MessageAPI": "message_api",
-    "TwitterAPI": "posting_api",
-    "TicketAPI": "ticket_api",
-    "TradingBot": "trading_bot",
-    "TravelAPI": "travel_booking",
-    "VehicleControlAPI": "vehicle_control",
-    "WebSearchAPI": "web_search",
-    "MemoryAPI_kv": "memory_kv",
-    "MemoryAPI_vector": "memory_vector",
-    "MemoryAPI_rec_sum": "memory_rec_sum",
-}
-
 
 class UnknownBackend(KeyError):
     pass

@@ -15,8 +15,9 @@ import random
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlparse
 
-from pytest_bfcl.backends.base import Backend, ToolUnavailable
+from pytest_bfcl.backends.base import Backend
 from pytest_bfcl.backends.long_context import LongContext
+from pytest_bfcl.errors import ToolUnavailable
 from pytest_bfcl.web.convert import render
 
 if TYPE_CHECKING:  # web.access imports the backends' errors: import it when used

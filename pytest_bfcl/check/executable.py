@@ -28,18 +28,19 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from pytest_bfcl.backends.base import BackendServices, ToolUnavailable
+from pytest_bfcl.backends.base import BackendServices
 from pytest_bfcl.backends.exec_api import ApiClient, ApiRequest, ApiRequestError, ApiUnavailable
 from pytest_bfcl.backends.executable import ExecutableAPI
 from pytest_bfcl.backends.execute import DENIED_NAMES, Environment
 from pytest_bfcl.check.multi_turn import decode_step
-from pytest_bfcl.check.single_turn import ScoringOptions, evaluate_ast
+from pytest_bfcl.check.single_turn import evaluate_ast
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.executable import ExecAnswer
 from pytest_bfcl.dataset.models import AstAnswer, Entry
 from pytest_bfcl.decode.errors import DecodeError
 from pytest_bfcl.decode.limits import MAX_TEXT_CHARS, clip, short_repr
-from pytest_bfcl.errors import InfrastructureError
+from pytest_bfcl.errors import InfrastructureError, ToolUnavailable
+from pytest_bfcl.scoring import ScoringOptions
 
 REAL_TIME_TOLERANCE = 0.20
 EXEC_SUMMARY_CATEGORIES = (

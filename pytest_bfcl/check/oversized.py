@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_bfcl.check.verdict import Verdict
-
-TRUNCATED = "response_too_large"  # the finish reason stored for an answer over the limit
+from pytest_bfcl.scoring import TRUNCATED
 
 
 def oversized_answer_verdict(generation: Any, category: str) -> Verdict | None:

@@ -2,43 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pytest_bfcl.check.ast_checker import CheckOptions, check_calls
 from pytest_bfcl.check.call_format import is_call_list, is_empty_output
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, category_of_id
 from pytest_bfcl.dataset.models import AstAnswer, Entry
-from pytest_bfcl.decode import DecodeError, PromptFormat, decode_fc_ast, decode_prompting_ast
+from pytest_bfcl.decode import DecodeError, decode_fc_ast, decode_prompting_ast
 from pytest_bfcl.decode.limits import clip
-from pytest_bfcl.decode.prompting import DEFAULT_FORMAT
-
-Mode = Literal["fc", "prompt"]
-
-
-@dataclass(frozen=True)
-class ScoringOptions:
-    """How a model's raw output is read."""
-
-    mode: Mode = "fc"
-    # FC models get tool names with "." replaced by "_" (OpenAI-compatible APIs reject dots).
-    underscore_to_dot: bool = True
-
-
-def language_of(category: str) -> str:
-    registered = CATEGORIES.get(category)
-    if registered is not None and registered.custom:
-        return registered.language
-    if "javascript" in category:
-        return "javascript"
-    if "java" in category:
-        return "java"
-    return "python"
-
-
-def prompt_format_of(entry: Entry) -> PromptFormat:
-    return PromptFormat.parse(entry.format_config) if entry.format_config else DEFAULT_FORMAT
+from pytest_bfcl.scoring import ScoringOptions
 
 
 def decode_single_turn(result: Any, entry: Entry, options: ScoringOptions) -> Any:
@@ -46,9 +19,7 @@ def decode_single_turn(result: Any, entry: Entry, options: ScoringOptions) -> An
     try:
         if options.mode == "fc":
             return decode_fc_ast(result)
-        # Format sensitivity checks with Python types whatever the source category.
-        language = "python" if entry.format_config else language_of(entry.category)
-        return decode_prompting_ast(result, prompt_format_of(entry), language)
+        return decode_prompting_ast(result, entry.prompt_format, entry.language)
     except DecodeError:
         raise
     except Exception as exc:  # whatever the output makes a decoder raise is the model's failure
@@ -92,9 +63,8 @@ def evaluate_ast(entry: Entry, answer: AstAnswer, result: Any, options: ScoringO
     dispatch = entry.source_id if entry.format_config else entry.category
     if CATEGORIES[entry.category].checker:  # a project's own category names its rules
         dispatch = CATEGORIES[entry.category].checker or dispatch
-    language = "python" if entry.format_config else language_of(entry.category)
     check_options = CheckOptions(
-        language=language,
+        language=entry.language,
         underscore_to_dot=options.mode == "fc" and options.underscore_to_dot,
     )
     try:

@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_bfcl.dataset.prompt_format import DEFAULT_FORMAT, PromptFormat
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="allow")
@@ -76,6 +78,19 @@ class Entry(_Frozen):
         from pytest_bfcl.dataset.categories import category_of_id
 
         return category_of_id(self.id)
+
+    @property
+    def language(self) -> str:
+        """The language whose values the checker expects: the category's, except that format
+        sensitivity checks with Python types whatever the source category."""
+        from pytest_bfcl.dataset.categories import CATEGORIES
+
+        return "python" if self.format_config else CATEGORIES[self.category].language
+
+    @property
+    def prompt_format(self) -> PromptFormat:
+        """How a prompting model is asked to write its calls for this entry."""
+        return PromptFormat.parse(self.format_config) if self.format_config else DEFAULT_FORMAT
 
     @property
     def source_id(self) -> str:

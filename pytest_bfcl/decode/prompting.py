@@ -3,10 +3,9 @@ the return formats (Python, JSON, verbose/concise XML, Java, JavaScript)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
+from pytest_bfcl.dataset.prompt_format import DEFAULT_FORMAT, PromptFormat
 from pytest_bfcl.decode.errors import DecodeError
 from pytest_bfcl.decode.execute import render_calls
 from pytest_bfcl.decode.formats import (
@@ -17,43 +16,6 @@ from pytest_bfcl.decode.formats import (
 from pytest_bfcl.decode.limits import check_calls, check_text_length
 from pytest_bfcl.decode.python_calls import parse_python_calls
 from pytest_bfcl.decode.treesitter import parse_java_calls, parse_javascript_calls
-
-ReturnFormat = Literal["python", "json", "verbose_xml", "concise_xml"]
-_CONFIG_KEYS = ("ret_fmt", "tool_call_tag", "func_doc_fmt", "prompt_fmt", "style")
-
-
-class PromptFormat(BaseModel):
-    """A prompting-mode configuration (``ret_fmt=python&tool_call_tag=False&...``)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    ret_fmt: ReturnFormat = "python"
-    tool_call_tag: bool = False
-    func_doc_fmt: Literal["python", "xml", "json"] = "json"
-    prompt_fmt: Literal["plaintext", "markdown"] = "plaintext"
-    style: Literal["classic", "experimental"] = "classic"
-
-    @classmethod
-    def parse(cls, config: str) -> PromptFormat:
-        """Parse a config string; keys must appear exactly in the reference's order."""
-        pairs = [part.split("=", 1) for part in config.split("&")]
-        if [p[0] for p in pairs] != list(_CONFIG_KEYS) or any(len(p) != 2 for p in pairs):
-            raise ValueError(f"malformed prompt config {config!r}: expected keys {_CONFIG_KEYS}")
-        values = dict(pairs)
-        if values["tool_call_tag"] not in ("True", "False"):
-            raise ValueError(
-                f"malformed prompt config {config!r}: tool_call_tag must be True/False"
-            )
-        return cls.model_validate({**values, "tool_call_tag": values["tool_call_tag"] == "True"})
-
-    def to_config(self) -> str:
-        return (
-            f"ret_fmt={self.ret_fmt}&tool_call_tag={self.tool_call_tag}&func_doc_fmt="
-            f"{self.func_doc_fmt}&prompt_fmt={self.prompt_fmt}&style={self.style}"
-        )
-
-
-DEFAULT_FORMAT = PromptFormat()
 
 
 def _normalise(text: str) -> str:

@@ -7,8 +7,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.dataset.models import Answer, Entry
+from pytest_bfcl.scoring import ScoringOptions
 
 
 @dataclass(frozen=True)

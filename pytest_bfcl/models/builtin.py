@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 from pytest_bfcl.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from pytest_bfcl.check.single_turn import ScoringOptions
     from pytest_bfcl.dataset.fetch import DataSource
     from pytest_bfcl.models.base import Model
+    from pytest_bfcl.scoring import ScoringOptions
     from pytest_bfcl.settings import Settings
 
 

@@ -27,8 +27,6 @@ from typing import Any
 import openai
 from pydantic import BaseModel, ConfigDict
 
-from pytest_bfcl.check.oversized import TRUNCATED
-from pytest_bfcl.check.single_turn import ScoringOptions, language_of, prompt_format_of
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
@@ -40,6 +38,7 @@ from pytest_bfcl.models.function_docs import (
     to_openai_tools,
     with_language_hints,
 )
+from pytest_bfcl.scoring import TRUNCATED, ScoringOptions
 from pytest_bfcl.web.transport import bounded_client, deadline, httpx
 
 # Answered with one request (the executable categories' entries are single-turn too).
@@ -326,13 +325,12 @@ class OpenAIChatModel:
         kind = CATEGORIES[entry.category].kind
         if kind not in _SINGLE_TURN_KINDS:
             raise NotGenerated(f"{entry.category} needs its multi-step runner")
-        language = "python" if entry.format_config else language_of(entry.category)
-        docs = with_language_hints(entry.function_sources(), language, self.texts)
+        docs = with_language_hints(entry.function_sources(), entry.language, self.texts)
         if entry.format_config:  # format sensitivity: the hint is applied twice (reference quirk)
             docs = with_language_hints(docs, "python", self.texts)
         messages = [m.model_dump() for m in entry.question[0]]
         if self.scoring.mode != "fc":
-            prompt = system_prompt(docs, prompt_format_of(entry), self.texts)
+            prompt = system_prompt(docs, entry.prompt_format, self.texts)
             messages = insert_system_prompt(messages, prompt)
         return self._request(messages, docs)
 

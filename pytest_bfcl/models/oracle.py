@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_bfcl.check.single_turn import ScoringOptions, language_of, prompt_format_of
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, is_agentic, is_memory_prerequisite
 from pytest_bfcl.dataset.models import AstAnswer, MultiTurnAnswer
 from pytest_bfcl.decode.prompting import DEFAULT_FORMAT
@@ -26,6 +25,7 @@ from pytest_bfcl.models.encode import (
 )
 from pytest_bfcl.models.oracle_agentic import prerequisite_move, question_move
 from pytest_bfcl.resources import project_json
+from pytest_bfcl.scoring import ScoringOptions
 
 NO_CALL_TEXT = "None of the available functions fits this request, so I will not call any."
 TURN_DONE_TEXT = "I have completed this request."
@@ -63,14 +63,13 @@ class OracleModel(ModelBase):
             calls = ground_truth_calls(task.answer.ground_truth)
         else:
             raise NotGenerated(f"the oracle cannot answer {entry.category} entries yet")
-        # Format-sensitivity copies are Python-typed whatever their source category.
-        language = "python" if entry.format_config else language_of(entry.category)
+        language = entry.language
         if self.scoring.mode == "fc":
             result: Any = fc_tool_calls(
                 calls, entry.function, language, underscore_names=self.scoring.underscore_to_dot
             )
         else:
-            result = prompting_text(calls, entry.function, prompt_format_of(entry), language)
+            result = prompting_text(calls, entry.function, entry.prompt_format, language)
         return Generation(id=entry.id, result=result)
 
     def step(self, request: StepRequest) -> StepReply:

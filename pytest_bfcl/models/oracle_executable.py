@@ -13,12 +13,12 @@ import inspect
 from typing import Any
 
 from pytest_bfcl.backends.executable import ExecutableAPI
-from pytest_bfcl.check.single_turn import ScoringOptions, prompt_format_of
 from pytest_bfcl.dataset.executable import ExecAnswer
 from pytest_bfcl.dataset.models import AstAnswer
 from pytest_bfcl.decode.python_calls import call_name, evaluate_literal_arithmetic
 from pytest_bfcl.models.base import NotGenerated, Task
 from pytest_bfcl.models.encode import fc_tool_calls, ground_truth_calls, prompting_text
+from pytest_bfcl.scoring import ScoringOptions
 
 _SQL_INSERT = (
     "data error: the ground truth's insert_values is a flat list, but the doc declares an array "
@@ -76,4 +76,4 @@ def executable_output(task: Task, scoring: ScoringOptions) -> Any:
     entry = task.entry
     if scoring.mode == "fc":
         return fc_tool_calls(calls, entry.function, underscore_names=scoring.underscore_to_dot)
-    return prompting_text(calls, entry.function, prompt_format_of(entry))
+    return prompting_text(calls, entry.function, entry.prompt_format)

@@ -8,11 +8,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.dataset.layout import GROUP_DIRS, ResultLayout
 from pytest_bfcl.errors import SetupError
 from pytest_bfcl.models.base import Generation, ModelBase, NotGenerated, Task
+from pytest_bfcl.scoring import ScoringOptions
 
 
 class ReplayError(SetupError):

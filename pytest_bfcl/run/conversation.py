@@ -22,7 +22,6 @@ from pytest_bfcl.backends.execute import Environment
 from pytest_bfcl.backends.long_context import LongContext
 from pytest_bfcl.backends.memory import MemoryBackend
 from pytest_bfcl.check.multi_turn import decode_step, is_empty_calls
-from pytest_bfcl.check.single_turn import prompt_format_of
 from pytest_bfcl.dataset.categories import is_agentic, is_memory_prerequisite
 from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.decode.errors import DecodeError
@@ -121,7 +120,7 @@ class Conversation:
             messages = self._agentic_instructions(messages)
         if turn == 0 and self.mode != "fc":
             # Built once from the docs shown at the start; held-out docs arrive as messages.
-            prompt = system_prompt(self.functions, prompt_format_of(self.task.entry), self.texts)
+            prompt = system_prompt(self.functions, self.task.entry.prompt_format, self.texts)
             messages = insert_system_prompt(messages, prompt)
         return messages
 

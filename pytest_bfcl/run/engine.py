@@ -20,7 +20,7 @@ from pytest_bfcl import __version__
 from pytest_bfcl.check.agentic import evaluate_agentic
 from pytest_bfcl.check.multi_turn import MultiTurnOptions, evaluate_multi_turn
 from pytest_bfcl.check.oversized import oversized_answer_verdict
-from pytest_bfcl.check.single_turn import ScoringOptions, evaluate_single_turn
+from pytest_bfcl.check.single_turn import evaluate_single_turn
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, category_of_id
 from pytest_bfcl.dataset.fetch import DataSource, resolve_data_source
@@ -43,6 +43,7 @@ from pytest_bfcl.run.results_dir import ResultsWriter
 from pytest_bfcl.run.sampling import stratified_sample
 from pytest_bfcl.run.scheduler import Progress, Scheduler, start_order
 from pytest_bfcl.run.wiring import ConversationWiring
+from pytest_bfcl.scoring import ScoringOptions
 from pytest_bfcl.settings import Settings
 
 __all__ = ["BfclRun", "Skip", "make_model"]

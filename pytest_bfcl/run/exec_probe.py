@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from pytest_bfcl.backends.base import BackendServices, ToolUnavailable
+from pytest_bfcl.backends.base import BackendServices
 from pytest_bfcl.backends.exec_api import (
     CASSETTE_KIND,
     ApiClient,
@@ -33,7 +33,7 @@ from pytest_bfcl.check.executable import (
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.executable import ExecAnswer, exec_sanity_checks, read_json_lines
 from pytest_bfcl.dataset.load import Dataset
-from pytest_bfcl.errors import SetupError
+from pytest_bfcl.errors import SetupError, ToolUnavailable
 
 if TYPE_CHECKING:
     from pytest_bfcl.run.engine import BfclRun

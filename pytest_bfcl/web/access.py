@@ -28,8 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from pytest_bfcl.backends.base import ToolUnavailable
-from pytest_bfcl.errors import RunStopped, SetupError
+from pytest_bfcl.errors import RunStopped, SetupError, ToolUnavailable
 from pytest_bfcl.web.cassette import Cassette
 from pytest_bfcl.web.fetch import FetchError, fetch_page
 from pytest_bfcl.web.providers import SearchError, SearchProvider, make_provider

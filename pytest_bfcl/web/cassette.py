@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_bfcl.backends.base import ToolUnavailable
+from pytest_bfcl.errors import ToolUnavailable
 from pytest_bfcl.files import content_key, write_json_atomic
 
 

@@ -1,0 +1,23 @@
+"""How a model's raw output is read: the mode and the function-name convention. Shared by
+models, checkers and the engine, so it depends on nothing of theirs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Mode = Literal["fc", "prompt"]
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    """How a model's raw output is read."""
+
+    mode: Mode = "fc"
+    # FC models get tool names with "." replaced by "_" (OpenAI-compatible APIs reject dots).
+    underscore_to_dot: bool = True
+
+
+# The finish reason stored for an answer cut at --bfcl-max-response-bytes (written by the
+# endpoint model, read by the checker that fails such answers).
+TRUNCATED = "response_too_large"

@@ -1,0 +1,70 @@
+"""The package's layering holds: no import cycles between its packages (module-level imports;
+imports inside functions and TYPE_CHECKING blocks are the deliberate lazy ones), and the
+plugin's entry point stays light."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "pytest_bfcl"
+
+
+def _unit(path: Path) -> str:
+    """``run`` for pytest_bfcl/run/engine.py; ``settings`` for pytest_bfcl/settings.py."""
+    relative = path.relative_to(PACKAGE)
+    return relative.parts[0] if len(relative.parts) > 1 else path.stem
+
+
+def _module_level_imports(path: Path) -> set[str]:
+    units = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pytest_bfcl."):
+            units.add(node.module.split(".")[1])  # type: ignore[union-attr]
+    return units
+
+
+def _graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        unit = _unit(path)
+        graph.setdefault(unit, set()).update(_module_level_imports(path) - {unit})
+    return graph
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    stack = [start]
+    while stack:
+        for nxt in graph.get(stack.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen
+
+
+def test_no_import_cycles_between_packages():
+    graph = _graph()
+    cycles = sorted((a, b) for a, targets in graph.items() for b in targets
+                    if a in _reachable(graph, b))  # fmt: skip
+    assert cycles == []
+
+
+def test_lower_layers_do_not_import_upper_ones():
+    graph = _graph()
+    assert not graph["errors"] and not graph["options"]
+    for low in ("dataset", "decode", "check", "scoring", "settings"):
+        assert not {"run", "session", "plugin", "report", "models"} & graph[low], low
+    assert "session" not in _reachable(graph, "run")
+
+
+def test_importing_the_plugin_imports_no_engine():
+    code = (
+        "import sys, pytest_bfcl.plugin, pytest_bfcl.models.builtin, pytest_bfcl.hookspecs;"
+        "heavy = [m for m in ('openai', 'pydantic', 'tree_sitter', 'pytest_bfcl.run.engine',"
+        " 'pytest_bfcl.session', 'httpx') if m in sys.modules]; print(heavy)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
