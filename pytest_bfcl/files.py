@@ -11,6 +11,17 @@ from pathlib import Path
 from typing import Any
 
 
+def _read_umask() -> int:
+    """The process's umask, read once at import: reading it means setting it, which must not
+    happen while generation threads create files."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
 def content_key(data: Any) -> str:
     """sha256 of the canonical JSON of ``data`` (key order and spacing do not matter)."""
     text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -22,9 +33,7 @@ def write_json_atomic(path: Path, payload: Any, indent: int | None = 2) -> None:
     (readers see the old content or the new, and concurrent writers never mix)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would make the files unreadable to others
+    os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp's 0600 would make the files unreadable to others
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, indent=indent, ensure_ascii=False)

@@ -55,6 +55,7 @@ PLUGIN_NAME = "bfcl-session"
 # The worker-input key that carries the controller's session name to xdist workers.
 SESSION_INPUT = "bfcl_session"
 UNAVAILABLE_INPUT = "bfcl_unavailable"
+SERVER_INPUT = "bfcl_server"  # a server the controller started (vLLM), for workers to share
 SESSION_KEY = pytest.StashKey[str]()
 
 
@@ -66,11 +67,13 @@ def start(config: pytest.Config, values: dict[str, Any]) -> None:
             added = add_custom_categories(list(categories or []))
             register_markers(config, (CATEGORIES[name] for name in added))
         settings = build_settings(values)
+        workerinput = getattr(config, "workerinput", None)
+        if workerinput is not None and workerinput.get(SERVER_INPUT):
+            settings = settings.model_copy(update=json.loads(workerinput[SERVER_INPUT]))
         unknown = [n for n, _ in settings.min_scores if n not in {*SCORE_NAMES, *CATEGORIES}]
         if unknown:
             raise ValueError(f"--bfcl-min-score names unknown scores: {', '.join(unknown)}")
         run = BfclRun.create(settings, config.hook, session=session_id(config))
-        workerinput = getattr(config, "workerinput", None)
         if workerinput is not None and workerinput.get(UNAVAILABLE_INPUT):
             run.unavailable.update(json.loads(workerinput[UNAVAILABLE_INPUT]))
         baseline = _load_compatible_baseline(settings, run)
@@ -84,7 +87,13 @@ def worker_input(config: pytest.Config) -> dict[str, str]:
     preflight found unavailable (workers do not probe again)."""
     plugin = config.pluginmanager.get_plugin(PLUGIN_NAME)
     unavailable = plugin.run.unavailable if plugin is not None else {}
-    return {SESSION_INPUT: session_id(config), UNAVAILABLE_INPUT: json.dumps(unavailable)}
+    shared = getattr(plugin.run.model, "shared_server", None) if plugin is not None else None
+    server = shared() if shared is not None else {}
+    return {
+        SESSION_INPUT: session_id(config),
+        UNAVAILABLE_INPUT: json.dumps(unavailable),
+        SERVER_INPUT: json.dumps(server),
+    }
 
 
 def session_id(config: pytest.Config) -> str:

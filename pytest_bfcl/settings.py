@@ -123,6 +123,9 @@ class Settings(BaseModel):
     vllm_port: int | None = None
     vllm_log: Path | None = None
     vllm_startup_timeout: float = 1200.0
+    # Set for xdist workers only (from the controller's worker input): the server it started.
+    vllm_shared_url: str | None = None
+    vllm_shared_log: str | None = None
     # agentic categories
     web: Literal["live", "record", "replay", "off"] = "live"
     web_cassette: Path | None = None

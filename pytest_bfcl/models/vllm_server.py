@@ -32,8 +32,6 @@ from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
 from pytest_bfcl.redact import redact_args, redact_data, redact_text, register_secrets_in_args
 
-SHARED_URL_ENV = "PYTEST_BFCL_VLLM_URL"  # set by the process that owns the server
-SHARED_LOG_ENV = "PYTEST_BFCL_VLLM_LOG"
 MAX_LOG_LINE = 1 << 20  # bytes; a longer line (a progress bar without newlines) is split
 
 
@@ -203,9 +201,9 @@ def make_vllm_model(
     register_secrets_in_args(extra)  # also for settings built in Python, not by the plugin
     server: VllmServer | None = None
     command: list[str] = []
-    shared = os.environ.get(SHARED_URL_ENV)
+    shared = settings.vllm_shared_url  # an xdist worker: the controller's server
     if shared:
-        url, log_path = shared, Path(os.environ.get(SHARED_LOG_ENV, ""))
+        url, log_path = shared, Path(settings.vllm_shared_log or "")
     else:
         port = settings.vllm_port or free_port()
         log_path = Path(settings.vllm_log or Path(".bfcl-vllm") / f"vllm-{port}.log").resolve()
@@ -215,8 +213,6 @@ def make_vllm_model(
         server = VllmServer(command, port, log_path, settings.vllm_startup_timeout)
         server.start()
         url = server.base_url
-        os.environ[SHARED_URL_ENV] = url  # inherited by xdist workers, started after this
-        os.environ[SHARED_LOG_ENV] = str(log_path)
     # The checkpoint and every serving flag decide the answers; a key's value does not, so it
     # stays out of the identity (masked), and a rotated key keeps the cache.
     flags = shlex.join(redact_args(extra))
@@ -269,5 +265,9 @@ class VllmChatModel(OpenAIChatModel):
         super().close()
         if self.server is not None:
             self.server.stop()
-            for key in (SHARED_URL_ENV, SHARED_LOG_ENV):
-                os.environ.pop(key, None)
+
+    def shared_server(self) -> dict[str, str]:
+        """What xdist workers need to use this process's server instead of starting one."""
+        if self.server is None:
+            return {}
+        return {"vllm_shared_url": self.server.base_url, "vllm_shared_log": str(self.log_path)}
