@@ -31,6 +31,9 @@ for _name in ("pytest_bfcl.session", "pytest_bfcl.models.builtin", "pytest_bfcl.
               "pytest_bfcl.run.exec_probe"):  # fmt: skip
     importlib.import_module(_name)
 
+# Helper modules that test modules both import and load as plugins (fixtures).
+pytest.register_assert_rewrite("gate_scenario")
+
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -1,69 +1,17 @@
-"""Regression gating end to end: baselines, outcomes, the significance gate, thresholds,
-sampling, and the CI reports (junit schema, CSV layout, Markdown, chart)."""
+"""Regression gating end to end: baselines, outcomes, the significance gate, thresholds and
+sampled pull-request runs (the scenario fixture ``gate_env`` is in gate_scenario.py)."""
 
 from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
+from gate_scenario import ids, write_results
 
-from pytest_bfcl.check.single_turn import ScoringOptions
-from pytest_bfcl.models.base import Task
-from pytest_bfcl.models.oracle import OracleModel
 from pytest_bfcl.report.gate import GateSettings, compare, mcnemar_exact
-from pytest_bfcl.run.sampling import allocate, stratified_sample
-from pytest_bfcl.settings import parse_sample, parse_threshold
 
-pytest_plugins = ["pytester"]
-WRONG = "I would rather not call anything."  # a text answer: fails every AST entry
-
-
-def write_results(root: Path, dataset, wrong_ids: set[str]) -> Path:
-    """Replay results for simple_python: oracle answers, except text for ``wrong_ids``."""
-    oracle = OracleModel(ScoringOptions("fc", True))
-    answers = dataset.answers("simple_python")
-    path = root / "non_live" / "BFCL_v4_simple_python_result.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as fh:
-        for entry in dataset.entries("simple_python"):
-            result = (
-                WRONG
-                if entry.id in wrong_ids
-                else oracle.generate(Task(entry, answers[entry.id])).result
-            )
-            fh.write(json.dumps({"id": entry.id, "result": result, "latency": 1.0}) + "\n")
-    return root
-
-
-def ids(numbers) -> set[str]:
-    return {f"simple_python_{n}" for n in numbers}
-
-
-@pytest.fixture
-def gate_env(pytester, dataset, data_source, tmp_path):
-    """Records a baseline in which entries 0..19 fail; returns a runner for later results."""
-    base_results = write_results(tmp_path / "base", dataset, ids(range(20)))
-    baseline = tmp_path / "baseline.json"
-    common = [
-        f"--bfcl-data={data_source.data_dir}",
-        "--bfcl-category=simple_python",
-        "-p",
-        "no:cacheprovider",
-    ]
-    first = pytester.runpytest(
-        f"--bfcl-model=replay:{base_results}", f"--bfcl-save-baseline={baseline}", *common
-    )
-    first.assert_outcomes(passed=380, failed=20)
-
-    def run(wrong: set[str], *extra: str, name: str = "now"):
-        results = write_results(tmp_path / name, dataset, wrong)
-        return pytester.runpytest(
-            f"--bfcl-model=replay:{results}", f"--bfcl-baseline={baseline}", *common, *extra
-        )
-
-    return run, baseline
+pytest_plugins = ["pytester", "gate_scenario"]  # gate_scenario: the gate_env fixture
 
 
 def test_baseline_file_records_verdicts_and_identity(gate_env, data_source):
@@ -183,57 +131,6 @@ def test_sampled_pull_request_run_uses_only_sampled_baseline_entries(gate_env, t
     assert result.ret == 0
 
 
-def test_reports_for_ci(gate_env, tmp_path, monkeypatch):
-    xmlschema = pytest.importorskip("xmlschema")
-    run, _ = gate_env
-    summary = tmp_path / "step-summary.md"
-    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    junit, csv_dir, chart = tmp_path / "junit.xml", tmp_path / "csv", tmp_path / "chart.svg"
-    result = run(
-        ids(range(20)) | ids(range(100, 140)),
-        f"--junitxml={junit}",
-        f"--bfcl-csv={csv_dir}",
-        f"--bfcl-chart={chart}",
-    )
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-
-    schema = xmlschema.XMLSchema(Path(__file__).parent / "data" / "junit.xsd")
-    schema.validate(str(junit))
-    cases = list(ET.parse(junit).getroot().iter("testcase"))
-    summary_case = next(c for c in cases if c.get("classname") == "bfcl.summary")
-    props = {p.get("name"): p.get("value") for p in summary_case.iter("property")}
-    assert props["bfcl_total"] == "400" and props["bfcl_regressions"] == "40"
-    assert summary_case.find("failure") is not None
-    regressed = next(c for c in cases if c.get("name") == "simple_python_100")
-    regressed_props = {p.get("name"): p.get("value") for p in regressed.iter("property")}
-    assert (
-        regressed_props["bfcl_baseline_valid"] == "true"
-        and regressed_props["bfcl_valid"] == "false"
-    )
-
-    overall = (csv_dir / "data_overall.csv").read_text().split("\n")
-    header, row = overall[0].split(","), overall[1].split(",")
-    assert len(header) == len(row) == 36 and header[1] == "Overall Acc" and header[35] == "License"
-    assert row[0] == "1" and row[9] == "N/A"  # Non-Live Simple AST needs java/javascript too
-    assert row[5] == "1.0"  # latency mean, a raw column
-    non_live = dict(
-        zip(
-            *[line.split(",") for line in (csv_dir / "data_non_live.csv").read_text().split("\n")],
-            strict=True,
-        )
-    )
-    assert non_live["Python Simple AST"] == "85.00%"
-    assert not (csv_dir / "data_live.csv").read_text().endswith("\n")
-    fs_header = (csv_dir / "data_format_sensitivity.csv").read_text().split("\n")[0].split(",")
-    assert len(fs_header) == 4 + 26
-
-    svg = ET.parse(chart).getroot()
-    assert svg.tag.endswith("svg")
-    text = summary.read_text()
-    assert "| simple_python :x: | 95.00% | 85.00% | -10.00 |" in text
-    assert "Gate (significant): **FAILED**" in text
-
-
 def test_xdist_gives_identical_verdicts_reports_and_exit_status(gate_env, pytester, tmp_path):
     pytest.importorskip("xdist")
     run, _ = gate_env
@@ -284,26 +181,3 @@ def test_compare_groups_and_overall():
     ].drop_points == pytest.approx(30)
     assert not by_name["irrelevance"].failed
     assert "non_live" not in by_name  # java/javascript/multiple... were not run
-
-
-def test_threshold_parsing():
-    assert parse_threshold("live=85") == ("live", 85.0)
-    assert parse_threshold("overall=72.5%") == ("overall", 72.5)
-    for bad in ("live", "live=abc", "live=120"):
-        with pytest.raises(ValueError):
-            parse_threshold(bad)
-
-
-def test_sampling_is_stratified_and_seeded():
-    assert parse_sample("0.1") == 0.1 and parse_sample("10%") == 0.1 and parse_sample("200") == 200
-    with pytest.raises(ValueError):
-        parse_sample("0")
-    sizes = {"a": 400, "b": 100, "c": 0}
-    assert allocate(sizes, 0.1) == {"a": 40, "b": 10, "c": 0}
-    assert allocate(sizes, 50) == {"a": 40, "b": 10, "c": 0}
-    assert sum(allocate({"a": 3, "b": 3, "c": 3}, 7).values()) == 7
-    population = {"a": [f"a_{i}" for i in range(400)], "b": [f"b_{i}" for i in range(100)]}
-    first = stratified_sample(population, 0.1, seed=1)
-    assert first == stratified_sample(population, 0.1, seed=1)
-    assert first != stratified_sample(population, 0.1, seed=2)
-    assert len(first["a"]) == 40 and first["a"] <= set(population["a"])
