@@ -176,3 +176,27 @@ def test_web_tool_failures_are_counted_and_shown():
     assert "web tools failed: 3 searches, 3 fetches" in table
     props = ItemProperties(search_failures=3, fetch_failures=0)
     assert ItemProperties.from_pairs(props.pairs()) == props
+
+
+def test_exec_summary_in_the_table_csv_and_markdown():
+    from pytest_bfcl.dataset.categories import DATASET_SIZES
+    from pytest_bfcl.report.markdown import markdown_summary
+
+    board = ScoreBoard()
+    for name, share in (("exec_simple", 0.8), ("exec_multiple", 0.6), ("exec_parallel", 0.4),
+                        ("exec_parallel_multiple", 0.2)):  # fmt: skip
+        size = DATASET_SIZES[name]
+        for i in range(size):
+            board.add_verdict(f"{name}_{i}", name, i < share * size)
+    scores = board.scores()
+    assert scores.groups["exec_summary"].accuracy == pytest.approx(0.5)  # unweighted mean
+    assert "Exec Summary                  50.00%" in "\n".join(score_table(scores, {}))
+    header, row = csv_tables(scores, "m", [])["data_executable.csv"].split("\n")
+    assert dict(zip(header.split(","), row.split(","), strict=True))["Exec Summary"] == "50.00%"
+    assert "Exec Summary (legacy executable categories):  50.00%" in markdown_summary(
+        scores, {}, None
+    )
+    plain = ScoreBoard()
+    plain.add_verdict("simple_python_0", "simple_python", True)
+    assert "Exec Summary" not in "\n".join(score_table(plain.scores(), {}))
+    assert "data_executable.csv" not in csv_tables(plain.scores(), "m", [])

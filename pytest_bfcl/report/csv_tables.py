@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_bfcl.dataset.categories import EXECUTABLE
 from pytest_bfcl.dataset.load import FORMAT_CONFIGS
 from pytest_bfcl.report.scores import Scores
 
@@ -190,7 +191,7 @@ def csv_tables(scores: Scores, model: str, latencies: list[float]) -> dict[str, 
             for c in FORMAT_CONFIGS
         ),
     ]
-    return {
+    tables = {
         "data_overall.csv": _table(overall),
         "data_non_live.csv": _table(non_live),
         "data_live.csv": _table(live),
@@ -198,6 +199,16 @@ def csv_tables(scores: Scores, model: str, latencies: list[float]) -> dict[str, 
         "data_agentic.csv": _table(agentic),
         "data_format_sensitivity.csv": _table(format_sensitivity),
     }
+    if any(name in scores.categories for name in EXECUTABLE):
+        # Not a leaderboard table (the executable categories left it): written only when they ran.
+        tables["data_executable.csv"] = _table(
+            [
+                _raw_column("Model", model),
+                Column("Exec Summary", r.group("exec_summary")),
+                *(Column(name, r.cat(name)) for name in EXECUTABLE),
+            ]
+        )
+    return tables
 
 
 def write_csv_tables(directory: Path, tables: dict[str, str]) -> None:

@@ -44,6 +44,12 @@ def markdown_summary(
             lines.append(
                 f"| {name} | {cat.correct} | {cat.total} | {percent(cat.accuracy).strip()} |"
             )
+    exec_summary = scores.groups.get("exec_summary")
+    if exec_summary is not None and exec_summary.accuracy is not None:
+        lines += [
+            "",
+            f"Exec Summary (legacy executable categories): {percent(exec_summary.accuracy)}",
+        ]
     overall = scores.overall
     if scores.partial:
         lines += [
