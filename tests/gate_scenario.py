@@ -3,32 +3,18 @@ simple_python in which entries 0..19 fail, and a runner for later results."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-
-from pytest_bfcl.models.base import Task
-from pytest_bfcl.models.oracle import OracleModel
-from pytest_bfcl.scoring import ScoringOptions
+from result_files import write_oracle_results
 
 WRONG = "I would rather not call anything."  # a text answer: fails every AST entry
 
 
 def write_results(root: Path, dataset, wrong_ids: set[str]) -> Path:
     """Replay results for simple_python: oracle answers, except text for ``wrong_ids``."""
-    oracle = OracleModel(ScoringOptions("fc", True))
-    answers = dataset.answers("simple_python")
-    path = root / "non_live" / "BFCL_v4_simple_python_result.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as fh:
-        for entry in dataset.entries("simple_python"):
-            result = (
-                WRONG
-                if entry.id in wrong_ids
-                else oracle.generate(Task(entry, answers[entry.id])).result
-            )
-            fh.write(json.dumps({"id": entry.id, "result": result, "latency": 1.0}) + "\n")
+    spoil = dict.fromkeys(wrong_ids, WRONG)
+    write_oracle_results(root, dataset, "simple_python", spoil, latency=1.0)
     return root
 
 

@@ -8,10 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
-from pytest_bfcl.check.single_turn import ScoringOptions
-from pytest_bfcl.models.base import Task
-from pytest_bfcl.models.oracle import OracleModel
+from result_files import write_oracle_results
 
 pytest_plugins = ["pytester"]
 
@@ -25,17 +22,7 @@ def write_results(
     root: Path, dataset, category: str, group: str, spoil: dict[str, object], drop=()
 ):
     """Oracle FC output for a category, with some entries replaced or left out."""
-    oracle = OracleModel(ScoringOptions("fc", True))
-    answers = dataset.answers(category)
-    path = root / group / f"BFCL_v4_{category}_result.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as fh:
-        for entry in dataset.entries(category):
-            if entry.id in drop:
-                continue
-            result = spoil.get(entry.id, oracle.generate(Task(entry, answers.get(entry.id))).result)
-            fh.write(json.dumps({"id": entry.id, "result": result, "latency": 0.5}) + "\n")
-    return path
+    return write_oracle_results(root, dataset, category, spoil, drop, latency=0.5)
 
 
 def test_without_a_model_the_plugin_stays_out_of_the_way(pytester):

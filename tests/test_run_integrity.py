@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from result_files import write_oracle_results
 
 from pytest_bfcl.check.single_turn import ScoringOptions
-from pytest_bfcl.models.base import Task
-from pytest_bfcl.models.oracle import OracleModel
 from pytest_bfcl.models.replay import ReplayError, ReplayModel
 from pytest_bfcl.report.baseline import BaselineError, load_baseline, save_baseline, tampering
 from pytest_bfcl.report.completeness import incompleteness, top_reason
@@ -23,21 +22,8 @@ pytest_plugins = ["pytester"]
 
 def oracle_results(root: Path, dataset, category: str, group: str, drop=(), wrong=()) -> Path:
     """Oracle fc results for a category in the result layout; ``drop`` left out, ``wrong``
-    answered with text."""
-    oracle = OracleModel(ScoringOptions("fc", True))
-    answers = dataset.answers(category)
-    path = root / group / f"BFCL_v4_{category}_result.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as fh:
-        for entry in dataset.entries(category):
-            if entry.id in drop:
-                continue
-            result = (
-                "no call"
-                if entry.id in wrong
-                else oracle.generate(Task(entry, answers[entry.id])).result
-            )
-            fh.write(json.dumps({"id": entry.id, "result": result}) + "\n")
+    answered with text. Returns the result root."""
+    write_oracle_results(root, dataset, category, dict.fromkeys(wrong, "no call"), drop)
     return root
 
 

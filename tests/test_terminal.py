@@ -3,19 +3,17 @@ for, progress lines that never break a row, every file written named."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from result_files import write_oracle_results
 
 pytest_plugins = ["pytester"]
 
 
 def _all_wrong(root: Path, dataset, category: str = "simple_python") -> Path:
-    path = root / "non_live" / f"BFCL_v4_{category}_result.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps({"id": e.id, "result": "no"}) for e in dataset.entries(category)]
-    path.write_text("\n".join(lines) + "\n")
+    spoil = {e.id: "no" for e in dataset.entries(category)}
+    write_oracle_results(root, dataset, category, spoil)
     return root
 
 
