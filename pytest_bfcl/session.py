@@ -41,7 +41,6 @@ from pytest_bfcl.report.finish import (
     finish_run,
 )
 from pytest_bfcl.report.gate import GateResult
-from pytest_bfcl.report.groups import SCORE_NAMES
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.render import explain_failure
 from pytest_bfcl.report.scores import ScoreBoard, Scores
@@ -70,9 +69,6 @@ def start(config: pytest.Config, values: dict[str, Any]) -> None:
         workerinput = getattr(config, "workerinput", None)
         if workerinput is not None and workerinput.get(SERVER_INPUT):
             settings = settings.model_copy(update=json.loads(workerinput[SERVER_INPUT]))
-        unknown = [n for n, _ in settings.min_scores if n not in {*SCORE_NAMES, *CATEGORIES}]
-        if unknown:
-            raise ValueError(f"--bfcl-min-score names unknown scores: {', '.join(unknown)}")
         run = BfclRun.create(settings, config.hook, session=session_id(config))
         if workerinput is not None and workerinput.get(UNAVAILABLE_INPUT):
             run.unavailable.update(json.loads(workerinput[UNAVAILABLE_INPUT]))

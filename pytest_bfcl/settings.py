@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, expand_categories
+from pytest_bfcl.dataset.groups import SCORE_NAMES
 from pytest_bfcl.options import OPTIONS
 from pytest_bfcl.redact import (
     redact_text,
@@ -45,7 +46,22 @@ def parse_threshold(spec: str) -> tuple[str, float]:
         raise ValueError(f"--bfcl-min-score {spec!r}: {value!r} is not a number") from None
     if not 0 <= number <= 100:
         raise ValueError(f"--bfcl-min-score {spec!r}: the score must be between 0 and 100")
+    check_score_name(name.strip())
     return name.strip(), number
+
+
+class UnknownScore(ValueError):
+    """A threshold names no score of the run (not a category, group or ``overall``)."""
+
+
+def check_score_name(name: str) -> None:
+    """Scores a threshold may name: ``overall``, a group, or a category (a project's own
+    categories included, registered before the settings are built)."""
+    if name not in SCORE_NAMES and name not in CATEGORIES:
+        groups = ", ".join(sorted(SCORE_NAMES))
+        raise UnknownScore(
+            f"unknown score {name!r}: name overall, a group ({groups}) or a category name"
+        )
 
 
 def parse_sample(spec: str) -> float | int:
@@ -400,6 +416,8 @@ def _threshold(value: Any) -> tuple[str, float]:
     if isinstance(value, str):
         try:
             return parse_threshold(value)
+        except UnknownScore:
+            raise
         except ValueError:
             raise Unfit from None
     if isinstance(value, tuple | list) and len(value) == 2 and isinstance(value[0], str):

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from pytest_bfcl.dataset.categories import category_of_id, natural_key
-from pytest_bfcl.report.groups import GATED
+from pytest_bfcl.dataset.groups import GATED
 from pytest_bfcl.report.scores import CategoryScore, Scores, aggregate_groups
 from pytest_bfcl.settings import GateSettings
 

@@ -27,10 +27,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pytest_bfcl.dataset.groups import BY_NAME, DISPLAY_ORDER, shown
 from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.entries import EntryRecord
 from pytest_bfcl.report.gate import Comparison, GateResult
-from pytest_bfcl.report.groups import BY_NAME, DISPLAY_ORDER, shown
 from pytest_bfcl.report.markdown import gate_reasons
 from pytest_bfcl.report.scores import CategoryScore, GroupScore, Scores
 

@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 from pytest_bfcl.check.verdict import Verdict
+from pytest_bfcl.dataset.groups import DISPLAY_ORDER, display_label, shown
 from pytest_bfcl.report.completeness import top_reason
 from pytest_bfcl.report.entries import bounded
 from pytest_bfcl.report.gate import GateResult
-from pytest_bfcl.report.groups import DISPLAY_ORDER, display_label, shown
 from pytest_bfcl.report.scores import GroupScore, Scores
 
 

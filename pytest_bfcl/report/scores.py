@@ -28,7 +28,7 @@ from pytest_bfcl.dataset.categories import (
     category_of_id,
     natural_key,
 )
-from pytest_bfcl.report.groups import GROUPS, OVERALL_WEIGHTS
+from pytest_bfcl.dataset.groups import GROUPS, OVERALL_WEIGHTS
 
 
 @dataclass
@@ -368,7 +368,7 @@ def wilson_interval(correct: int, scored: int, population: int | None) -> tuple[
 def aggregate_groups(
     cats: dict[str, CategoryScore], sized_by_run: bool = False
 ) -> dict[str, GroupScore]:
-    """The leaderboard's summaries (:data:`~pytest_bfcl.report.groups.GROUPS`) and the V4
+    """The leaderboard's summaries (:data:`~pytest_bfcl.dataset.groups.GROUPS`) and the V4
     overall. With ``sized_by_run`` a category counts as present when it has any scored entry
     (comparisons on a sample), weighted by the entries scored."""
     parts = {name: _leaf(cats, name, sized_by_run) for name in (*ALL_SCORING, *EXECUTABLE)}
