@@ -437,6 +437,11 @@ class BfclSessionPlugin:
         )
         if props.id in self.explanations:
             self.explanations[props.id] = str(report.longrepr)
+        if not self.is_worker and self._summarise_failures():
+            # junit has taken the full explanation (this hook runs last); what the terminal
+            # still shows of the report is pytest's line per failure, which prints a text
+            # explanation whole on CI (where pytest does not cut lines). One line it is.
+            report.longrepr = str(report.longrepr).split("\n", 1)[0]
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -75,3 +75,15 @@ def test_files_written_are_named(pytester, tmp_path, common):
     out = result.stdout.str()
     assert "BFCL files written" in out
     assert f"JSON report  {report}" in out and f"chart        {chart}" in out
+
+
+def test_on_ci_each_failure_is_still_one_line(pytester, dataset, tmp_path, common, monkeypatch):
+    monkeypatch.setenv("CI", "true")  # pytest stops shortening its line per failure on CI
+    root = _all_wrong(tmp_path / "r", dataset, "simple_javascript")
+    junit = tmp_path / "junit.xml"
+    result = pytester.runpytest(f"--bfcl-model=replay:{root}", "--bfcl-category=simple_javascript",
+                                f"--junitxml={junit}", *common)  # fmt: skip
+    out = result.stdout.str()
+    assert "  output:" not in out
+    assert out.count("FAILED bfcl/simple_javascript::") == 50
+    assert junit.read_text().count('output:   "no"') == 50  # the full explanation is kept there
