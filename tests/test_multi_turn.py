@@ -248,3 +248,21 @@ def test_held_out_functions_arrive_on_their_turn(dataset, texts):
             assert message == {"role": "user", "content": texts.added_functions_fc}
         else:
             assert message["content"].startswith(repr(held))
+
+
+def test_a_turn_stored_as_a_string_decodes_to_nothing_as_on_the_leaderboard(dataset):
+    from pytest_bfcl.check.multi_turn import MultiTurnOptions, evaluate_multi_turn
+
+    entry = dataset.entry_map("multi_turn_base")["multi_turn_base_0"]
+    answer = dataset.answers("multi_turn_base")[entry.id]
+    oracle_turns = [[[{name: "{}"} for name in ()]] for _ in answer.ground_truth]
+    # the first turn, which has ground-truth calls, stored as one string of call text
+    result = ["[cd(folder='document')]" * 3, *oracle_turns[1:]]
+    verdict = evaluate_multi_turn(entry, answer, result, MultiTurnOptions("prompt"))
+    assert not verdict.valid
+    assert verdict.error_type == "multi_turn:empty_turn_model_response"
+    assert "stored as a string" in verdict.errors[0]
+    huge = ["x" * 5_000_000, *oracle_turns[1:]]  # never walked character by character
+    assert evaluate_multi_turn(entry, answer, huge, MultiTurnOptions("fc")).error_type == (
+        "multi_turn:empty_turn_model_response"
+    )

@@ -55,6 +55,12 @@ def decoded_turns(result: list[Any], mode: str) -> list[list[list[str]]]:
     """Per turn, the steps that decoded to a non-empty call list (others are dropped)."""
     turns: list[list[list[str]]] = []
     for turn in result:
+        if isinstance(turn, str):
+            # Quirk: the leaderboard walks a turn stored as a string (instead of a list of
+            # steps) character by character; no single character decodes to a call, so the
+            # turn has no steps. Followed without walking it (it may be megabytes long).
+            turns.append([])
+            continue
         steps = turn if isinstance(turn, list) else [turn]
         kept = []
         for step in steps:
@@ -166,6 +172,11 @@ def _evaluate_multi_turn(
         )  # fmt: skip
         if failure is not None:
             error_type, message, report = failure
+            if isinstance(result[index], str) and error_type.endswith("empty_turn_model_response"):
+                message += (
+                    " (the turn was stored as a string, not a list of steps; the leaderboard "
+                    "reads it character by character, and no character is a call)"
+                )
             return Verdict(
                 **base,
                 valid=False,
