@@ -29,7 +29,13 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pytest_bfcl.redact import MASK, register_secret_env
-from pytest_bfcl.web.fetch import MAX_REDIRECTS, FetchError, check_address, public_addresses
+from pytest_bfcl.web.fetch import (
+    MAX_REDIRECTS,
+    FetchError,
+    check_address,
+    public_addresses,
+    read_bounded,
+)
 from pytest_bfcl.web.transport import bounded_client, deadline, httpx
 
 # Dataset placeholder -> environment variable holding the key.
@@ -199,7 +205,7 @@ def _send(
                 if response.is_redirect and location:
                     url, params = urljoin(str(response.url), location), None
                     continue
-                return response.status_code, _read(response)
+                return response.status_code, read_bounded(response, MAX_RESPONSE_BYTES, "response")
     raise FetchError(f"more than {MAX_REDIRECTS} redirects")
 
 
@@ -217,17 +223,6 @@ def _client(allow_private: bool) -> httpx.Client:
                 resolve=resolve, timeout=API_TIMEOUT, follow_redirects=False
             )
         return _clients[allow_private]
-
-
-def _read(response: httpx.Response) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    for chunk in response.iter_bytes():
-        size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
-            raise FetchError(f"the response is larger than {MAX_RESPONSE_BYTES} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _parse(body: bytes) -> Any:

@@ -109,7 +109,7 @@ def _follow(
                     raise FetchError(
                         f"{response.status_code} {response.reason_phrase} for url: {current}"
                     )
-                body = _read_bounded(response, max_bytes)
+                body = read_bounded(response, max_bytes)
                 return Page(
                     url=current, status=response.status_code, text=_decode(body, response.headers)
                 )
@@ -137,13 +137,14 @@ def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
     return False
 
 
-def _read_bounded(response: httpx.Response, max_bytes: int) -> bytes:
+def read_bounded(response: httpx.Response, max_bytes: int, what: str = "page") -> bytes:
+    """The body, read as it arrives and refused (:class:`FetchError`) past ``max_bytes``."""
     chunks: list[bytes] = []
     size = 0
     for chunk in response.iter_bytes():
         size += len(chunk)
         if size > max_bytes:
-            raise FetchError(f"the page is larger than {max_bytes} bytes")
+            raise FetchError(f"the {what} is larger than {max_bytes} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
 
