@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from pytest_bfcl.dataset.categories import ALL
+from pytest_bfcl.dataset.layout import GROUP_DIRS as RESULT_GROUP_DIRS
 
 RESULT_FILE_GLOB = "BFCL_v4_*_result.json"
 _CATEGORY_IN_NAME = re.compile(r"BFCL_v4_(\w+?)_result\.json$")
@@ -39,7 +40,9 @@ def category_of_result_file(path: Path) -> str | None:
 
 
 # The evaluator's group folders directly under a model directory.
-GROUP_DIRS = frozenset({"non_live", "live", "multi_turn", "agentic", "format_sensitivity"})
+# The result layout's group directories, less the executable categories' (the official
+# evaluator does not score those).
+GROUP_DIRS = frozenset(RESULT_GROUP_DIRS) - {"executable"}
 
 
 def _holds_result_files(directory: Path) -> bool:
