@@ -52,6 +52,14 @@ OPTIONS: tuple[Option, ...] = (
         "underscore_to_dot off, which see and answer the dotted names",
     ),
     Option(
+        "--bfcl-reasoning",
+        "reasoning",
+        "where a thinking model's reasoning is: 'field' (a field of its own, such as "
+        "reasoning_content; text answers are decoded whole) or 'think-tags' (also <think> "
+        "blocks: a text answer is decoded from after its last </think>, as the leaderboard "
+        "does for local Qwen3 and DeepSeek-R1 models) (default: field)",
+    ),
+    Option(
         "--bfcl-strict-multi-turn",
         "strict_multi_turn",
         "multi-turn: fail calls made in turns where none should be made (off: leaderboard rules)",

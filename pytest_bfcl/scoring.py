@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 Mode = Literal["fc", "prompt"]
+# Where a thinking model's reasoning is (pytest_bfcl.decode.reasoning): a field of its own, or
+# <think> blocks in a text answer too.
+Reasoning = Literal["field", "think-tags"]
 
 
 @dataclass(frozen=True)
@@ -16,6 +19,8 @@ class ScoringOptions:
     mode: Mode = "fc"
     # FC models get tool names with "." replaced by "_" (OpenAI-compatible APIs reject dots).
     underscore_to_dot: bool = True
+    # Applied where an endpoint's answer arrives (stored answers are decoded as they are).
+    reasoning: Reasoning = "field"
 
 
 # The finish reason stored for an answer cut at --bfcl-max-response-bytes (written by the

@@ -98,6 +98,9 @@ class Settings(BaseModel):
     underscore_to_dot: bool = True
     # score as the leaderboard scores this registered model (its mode and name convention)
     leaderboard_model: str | None = None
+    # where a thinking model's reasoning is: a field of its own, or <think> blocks in the text
+    # too (pytest_bfcl.decode.reasoning)
+    reasoning: Literal["field", "think-tags"] = "field"
     # multi-turn: also fail calls made in a turn whose ground truth is empty (off by default,
     # as on the leaderboard)
     strict_multi_turn: bool = False
@@ -456,6 +459,7 @@ RULES: dict[str, Rule] = {
     "strict_multi_turn": SWITCH,
     "underscore_to_dot": SWITCH,
     "leaderboard_model": TEXT,
+    "reasoning": choice("field", "think-tags"),
     "data_dir": EXISTING_DIR,
     "report_path": FILE_TO_WRITE,
     "html_path": FILE_TO_WRITE,

@@ -29,6 +29,10 @@ from pytest_bfcl.dataset.fetch import DatasetError
 MODEL_CONFIG_FILE = "bfcl_eval/constants/model_config.py"
 HANDLER_DIR = "bfcl_eval/model_handler"
 DECODE_METHOD = "decode_ast"
+# The methods that turn a server's response into the stored answer (where reasoning is split
+# off): local models always go through the prompting one, API models through their mode's.
+PARSE_METHODS = {"prompt": "_parse_query_response_prompting", "fc": "_parse_query_response_FC"}
+LOCAL_BASE = "OSSHandler"  # the base class of handlers that run a local model on vLLM/SGLang
 # Handler classes whose decoding pytest-bfcl reproduces, and the mode it decodes like: the two
 # OpenAI handlers read native calls (``{name: arguments_json}``) in fc mode and text with the
 # default prompting decoder otherwise; the local-model base class always decodes text, even
@@ -83,6 +87,9 @@ class LeaderboardModel(BaseModel):
     # The handler class (the handler itself or a base) whose ``decode_ast`` the evaluator
     # uses; None when not resolved (a source without the handler modules).
     decoder: str | None = None
+    # The handler class whose response parsing applies (it decides whether ``<think>`` blocks
+    # are cut out of the text, see :mod:`pytest_bfcl.decode.reasoning`); None when not resolved.
+    response_parser: str | None = None
     extra: dict[str, Any] = {}
 
     @property
@@ -248,10 +255,36 @@ def _load_cached(path: Path, handler_dir: Path) -> dict[str, LeaderboardModel]:
     classes = _handler_classes(handler_dir)
     return {
         name: model.model_copy(
-            update={"decoder": method_provider(model.handler, DECODE_METHOD, classes)}
+            update={
+                "decoder": method_provider(model.handler, DECODE_METHOD, classes),
+                "response_parser": _response_parser(model, classes),
+            }
         )
         for name, model in registry.items()
     }
+
+
+def _response_parser(
+    model: LeaderboardModel, classes: dict[str, tuple[list[str], set[str]]]
+) -> str | None:
+    mode = "prompt" if descends_from(model.handler, LOCAL_BASE, classes) else model.mode
+    return method_provider(model.handler, PARSE_METHODS[mode], classes)
+
+
+def descends_from(
+    class_name: str, base: str, classes: dict[str, tuple[list[str], set[str]]]
+) -> bool:
+    """Whether ``class_name`` is ``base`` or has it among its (known) ancestors."""
+    queue, seen = [class_name], set()
+    while queue:
+        name = queue.pop(0)
+        if name == base:
+            return True
+        if name in seen or name not in classes:
+            continue
+        seen.add(name)
+        queue.extend(classes[name][0])
+    return False
 
 
 def load_model_registry(unpacked_root: Path) -> dict[str, LeaderboardModel]:

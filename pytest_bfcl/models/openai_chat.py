@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.texts import ProtocolTexts
+from pytest_bfcl.decode.reasoning import apply_reasoning_mode
 from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
 from pytest_bfcl.models.base import Generation, NotGenerated, StepReply, StepRequest, Task
 from pytest_bfcl.models.cache import ResponseCache, cache_key
@@ -359,6 +360,7 @@ class OpenAIChatModel:
 
     def step(self, step: StepRequest) -> StepReply:
         record, cached = self._answer(self.build_step_request(step))
+        record = apply_reasoning_mode(record, self.scoring.reasoning)
         return StepReply(cached=cached, **record)
 
     def cache_identity(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -366,6 +368,7 @@ class OpenAIChatModel:
 
     def generate(self, task: Task) -> Generation:
         record, cached = self._answer(self.build_request(task))
+        record = apply_reasoning_mode(record, self.scoring.reasoning)
         return Generation(id=task.entry.id, cached=cached, **_generation_fields(record))
 
     def _answer(self, request: dict[str, Any]) -> tuple[dict[str, Any], bool]:

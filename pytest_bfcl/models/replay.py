@@ -1,5 +1,7 @@
 """The replay model: scores stored generations in the reference's result layout,
-``DIR/<group>/BFCL_v4_<category>_result.json`` (JSON Lines of ``{"id", "result", ...}``)."""
+``DIR/<group>/BFCL_v4_<category>_result.json`` (JSON Lines of ``{"id", "result", ...}``).
+A record's ``reasoning_content`` is kept for the reports; ``result`` is decoded as stored, as
+the reference's evaluator does (reasoning was split off when the answer was generated)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.dataset.layout import GROUP_DIRS, ResultLayout
+from pytest_bfcl.decode.reasoning import joined_reasoning
 from pytest_bfcl.errors import SetupError
 from pytest_bfcl.models.base import Generation, ModelBase, NotGenerated, Task
 from pytest_bfcl.scoring import ScoringOptions
@@ -143,4 +146,5 @@ class ReplayModel(ModelBase):
             latency=_number(record.get("latency")),
             input_tokens=_count(record.get("input_token_count")),
             output_tokens=_count(record.get("output_token_count")),
+            reasoning=joined_reasoning(record.get("reasoning_content")),
         )

@@ -25,6 +25,7 @@ from pytest_bfcl.check.multi_turn import decode_step, is_empty_calls
 from pytest_bfcl.dataset.categories import is_agentic, is_memory_prerequisite
 from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.decode.errors import DecodeError
+from pytest_bfcl.decode.reasoning import joined_reasoning
 from pytest_bfcl.models.base import Generation, StepModel, StepReply, StepRequest, Task
 from pytest_bfcl.models.function_docs import (
     insert_system_prompt,
@@ -94,7 +95,8 @@ class Conversation:
         self.input_tokens: list[list[int | None]] = []
         self.output_tokens: list[list[int | None]] = []
         self.log: list[dict[str, Any]] = []
-        self.reasoning: list[str] = []
+        # Per turn, per step: the reasoning text ("" for none), as the reference records it.
+        self.reasoning: list[list[str]] = []
         self.force_quit = False
         self.all_cached = True
 
@@ -150,6 +152,7 @@ class Conversation:
         turn_log: dict[str, Any] = {"begin_of_turn_query": copy.deepcopy(messages)}
         steps: list[Any] = []
         timing: list[tuple[float | None, int | None, int | None]] = []
+        thoughts: list[str] = []
         step = 0
         while True:
             # Shallow copies: messages and docs are never changed once added, and models must
@@ -166,10 +169,13 @@ class Conversation:
             self.all_cached = self.all_cached and reply.cached
             steps.append(reply.result)
             timing.append((reply.latency, reply.input_tokens, reply.output_tokens))
-            if reply.reasoning:
-                self.reasoning.append(reply.reasoning)
+            thoughts.append(reply.reasoning or "")
+            # The reasoning is recorded, never sent back: some servers refuse it in a history.
             self.history.append(_assistant_message(reply, self.mode))
-            step_log: list[dict[str, Any]] = [{"role": "assistant", "content": reply.result}]
+            said: dict[str, Any] = {"role": "assistant", "content": reply.result}
+            if reply.reasoning:
+                said["reasoning_content"] = reply.reasoning
+            step_log: list[dict[str, Any]] = [said]
             turn_log[f"step_{step}"] = step_log
             try:
                 calls = decode_step(reply.result, self.mode)
@@ -193,6 +199,7 @@ class Conversation:
                 )
                 break
         self.results.append(steps)
+        self.reasoning.append(thoughts)
         self.latency.append([t[0] for t in timing])
         self.input_tokens.append([t[1] for t in timing])
         self.output_tokens.append([t[2] for t in timing])
@@ -219,7 +226,7 @@ class Conversation:
             latency=round(latency, 4) if latency is not None else None,
             input_tokens=total(self.input_tokens),
             output_tokens=total(self.output_tokens),
-            reasoning="\n".join(self.reasoning) or None,
+            reasoning=joined_reasoning(self.reasoning),
             cached=self.all_cached,
             steps=sum(len(steps) for steps in self.results),
             details={
@@ -228,6 +235,8 @@ class Conversation:
                 "output_token_count": self.output_tokens,
                 "inference_log": self.log,
                 "force_terminated": self.force_quit,
+                # recorded only when any step had reasoning, as the reference does
+                **({"reasoning_content": self.reasoning} if any(map(any, self.reasoning)) else {}),
                 **self._tool_failures(),
             },
         )

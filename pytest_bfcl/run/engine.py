@@ -113,7 +113,7 @@ class BfclRun:
         source = resolve_data_source(settings.data_dir)
         if settings.leaderboard_model:
             settings = as_leaderboard_scores(settings, source)
-        scoring = ScoringOptions(settings.mode, settings.underscore_to_dot)
+        scoring = ScoringOptions(settings.mode, settings.underscore_to_dot, settings.reasoning)
         model = make_model(settings.model, scoring, settings, source, hook)
         return cls(settings, Dataset(source), model, session)
 
@@ -271,6 +271,7 @@ class BfclRun:
             "model_info": self.model.metadata(),
             "mode": self.scoring.mode,
             "underscore_to_dot": self.scoring.underscore_to_dot,
+            "reasoning": self.scoring.reasoning,
             "leaderboard_model": self.settings.leaderboard_model,
             "leaderboard_note": self.leaderboard_note(),
             "categories": list(self.settings.categories),

@@ -1,7 +1,8 @@
 """Scoring as the leaderboard scores a registered model (``--bfcl-leaderboard-model NAME``):
 the registry of the pinned release (read with ``ast``, never imported) says whether the model
-is scored as function calling or prompting and whether its function names have dots
-replaced. Options given explicitly win over the registry."""
+is scored as function calling or prompting, whether its function names have dots replaced,
+and (through its handler) whether ``<think>`` blocks are cut out of its text answers. Options
+given explicitly win over the registry."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from pytest_bfcl.dataset.fetch import DataSource, ensure_pinned_data
 from pytest_bfcl.dataset.registry import LeaderboardModel, load_model_registry, lookup
+from pytest_bfcl.decode.reasoning import reasoning_mode_of
 from pytest_bfcl.settings import Settings
 
 
@@ -28,16 +30,21 @@ def _sources_root(source: DataSource) -> Path:
 
 
 def as_leaderboard_scores(settings: Settings, source: DataSource) -> Settings:
-    """The settings with the model's mode and name convention, where not given explicitly.
-    The mode is the one whose decoding the leaderboard applies to the model's output (a few
-    models registered as function calling are decoded as text)."""
+    """The settings with the model's mode, name convention and reasoning mode, where not
+    given explicitly. The mode is the one whose decoding the leaderboard applies to the model's
+    output (a few models registered as function calling are decoded as text)."""
     model = registered_model(settings, source)
     given = settings.model_fields_set
     mode = settings.mode if "mode" in given else (model.decodes_like or model.mode)
     underscore = settings.underscore_to_dot
     if "underscore_to_dot" not in given:
         underscore = model.underscore_to_dot if mode == "fc" else False
-    return settings.model_copy(update={"mode": mode, "underscore_to_dot": underscore})
+    reasoning = settings.reasoning
+    if "reasoning" not in given:
+        reasoning = reasoning_mode_of(model.response_parser)
+    return settings.model_copy(
+        update={"mode": mode, "underscore_to_dot": underscore, "reasoning": reasoning}
+    )
 
 
 def leaderboard_note(settings: Settings, source: DataSource) -> str:
@@ -46,7 +53,7 @@ def leaderboard_note(settings: Settings, source: DataSource) -> str:
     convention = "on" if settings.underscore_to_dot else "off"
     note = (
         f"scored as the leaderboard scores {model.name} ({settings.mode} mode, "
-        f"underscore_to_dot {convention})"
+        f"underscore_to_dot {convention}, reasoning {settings.reasoning})"
     )
     if model.decodes_like is None:
         note += (

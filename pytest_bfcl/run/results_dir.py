@@ -32,7 +32,11 @@ def result_record(generation: Generation) -> dict[str, Any]:
         record["latency"] = generation.latency
         record["input_token_count"] = generation.input_tokens
         record["output_token_count"] = generation.output_tokens
-    if generation.reasoning:
+    # The reference's field: per turn, per step for a conversation, one text otherwise; only
+    # when there was any reasoning.
+    if details.get("reasoning_content"):
+        record["reasoning_content"] = details["reasoning_content"]
+    elif generation.reasoning:
         record["reasoning_content"] = generation.reasoning
     return record
 

@@ -353,6 +353,7 @@
     return el("div", { class: "msg role-" + role.replace(/[^a-z_]/g, "") },
       el("span", { class: "role", text: label }),
       el("pre", { text: asText(msg.content) }),
+      msg.reasoning_content ? el("pre", { class: "reasoning", text: "reasoning: " + asText(msg.reasoning_content) }) : null,
       msg.decoded !== undefined ? el("pre", { class: "calls", text: "calls: " + callsText(msg.decoded) }) : null);
   }
 
