@@ -151,6 +151,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("--bfcl-vllm-port", "vllm_port", "port of the started server (default: a free one)"),
     Option("--bfcl-vllm-log", "vllm_log", "server log file (by default .bfcl-vllm/vllm-PORT.log)"),
     Option(
+        "--bfcl-vllm-replicas",
+        "vllm_replicas",
+        "start N vLLM servers on separate GPUs, or one per device set ('0,1;2,3'); requests "
+        "are balanced over them",
+    ),
+    Option(
         "--bfcl-vllm-startup-timeout",
         "vllm_startup_timeout",
         "seconds to wait for the server to be healthy (default 1200)",

@@ -25,7 +25,7 @@ from pytest_bfcl.markers import marker_names, register_markers
 from pytest_bfcl.models.base import Generation, ModelSpecError
 from pytest_bfcl.models.replay import ReplayError
 from pytest_bfcl.perf import paused_gc
-from pytest_bfcl.redact import redact_text
+from pytest_bfcl.redact import redact_data, redact_text
 from pytest_bfcl.report.baseline import (
     Baseline,
     BaselineError,
@@ -44,7 +44,7 @@ from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.render import explain_failure
 from pytest_bfcl.report.scores import ScoreBoard, Scores
-from pytest_bfcl.report.usage import Prices, usage_summary
+from pytest_bfcl.report.usage import Prices, replica_summary, usage_summary
 from pytest_bfcl.run.engine import BfclRun, Skip
 from pytest_bfcl.run.preflight import preflight
 from pytest_bfcl.settings import Settings, build_settings
@@ -55,6 +55,7 @@ PLUGIN_NAME = "bfcl-session"
 SESSION_INPUT = "bfcl_session"
 UNAVAILABLE_INPUT = "bfcl_unavailable"
 SERVER_INPUT = "bfcl_server"  # a server the controller started (vLLM), for workers to share
+REPLICAS_OUTPUT = "bfcl_replicas"  # worker output: how each server replica fared there
 SESSION_KEY = pytest.StashKey[str]()
 
 
@@ -290,6 +291,7 @@ class BfclSessionPlugin:
         self.records: list[dict[str, Any]] = []  # entry records for the HTML report
         self.functions: dict[str, Any] = {}  # their function docs, once per distinct set
         self.functions_sent: set[str] = set()  # keys this process already attached
+        self.worker_replicas: list[list[dict[str, Any]]] = []  # from each xdist worker
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -447,6 +449,9 @@ class BfclSessionPlugin:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Runs after junitxml wrote its file and before the terminal summary."""
         if self.is_worker:
+            # xdist hands a worker's output to the controller (pytest_testnodedown)
+            workeroutput = self.config.workeroutput  # type: ignore[attr-defined]
+            workeroutput[REPLICAS_OUTPUT] = json.dumps(self.run.model.replica_stats())
             return
         if self.run.results is not None:
             self.run.results.finalize()
@@ -475,14 +480,25 @@ class BfclSessionPlugin:
             results_root=self.run.results.root if self.run.results is not None else None,
         )
 
+    @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """An xdist worker finished: keep its replica figures for the usage report."""
+        output = getattr(node, "workeroutput", None) or {}
+        if output.get(REPLICAS_OUTPUT):
+            self.worker_replicas.append(json.loads(output[REPLICAS_OUTPUT]))
+
     def _usage(self) -> dict[str, Any]:
         settings = self.settings
         wall = time.perf_counter() - self.started if self.started is not None else None
         prices = Prices(input=settings.price_input, output=settings.price_output)
         board = self.board
-        return usage_summary(
+        summary = usage_summary(
             board.latencies, board.input_tokens, board.output_tokens, board.steps, wall, prices
         )
+        replicas = replica_summary([self.run.model.replica_stats(), *self.worker_replicas])
+        if replicas:
+            summary["replicas"] = redact_data(replicas)
+        return summary
 
     def _set_exit_status(self, session: pytest.Session) -> None:
         """With a baseline or thresholds, the gate decides the exit status, unless something

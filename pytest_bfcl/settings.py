@@ -142,9 +142,11 @@ class Settings(BaseModel):
     vllm_port: int | None = None
     vllm_log: Path | None = None
     vllm_startup_timeout: float = 1200.0
-    # Set for xdist workers only (from the controller's worker input): the server it started.
-    vllm_shared_url: str | None = None
-    vllm_shared_log: str | None = None
+    # one server per replica: a count, or device sets separated by ';' ("0,1;2,3")
+    vllm_replicas: str | None = None
+    # Set for xdist workers only (from the controller's worker input): the servers it started.
+    vllm_shared_urls: tuple[str, ...] = ()
+    vllm_shared_logs: tuple[str, ...] = ()
     # agentic categories
     web: Literal["live", "record", "replay", "off"] = "live"
     web_cassette: Path | None = None
@@ -366,6 +368,18 @@ def _shell_words(value: Any) -> str:
     return value
 
 
+def _replicas(value: Any) -> str:
+    """A count of replicas, or device sets separated by ';' (checked in full when starting)."""
+    text = str(value).strip() if isinstance(value, str | int) else ""
+    if text.isdigit():
+        if 1 <= int(text) <= 64:
+            return text
+        raise Unfit
+    if re.fullmatch(r"[\w-]+(\s*,\s*[\w-]+)*(\s*;\s*[\w-]+(\s*,\s*[\w-]+)*)*\s*;?", text):
+        return text
+    raise Unfit
+
+
 def _as_path(value: Any) -> Path:
     if not isinstance(value, str | Path) or not str(value).strip():
         raise Unfit
@@ -499,6 +513,9 @@ RULES: dict[str, Rule] = {
     "vllm_port": whole(1, 65535),
     "vllm_log": FILE_TO_WRITE,
     "vllm_startup_timeout": number(above=0),
+    "vllm_replicas": Rule(
+        "a count from 1 to 64, or device sets separated by ';' (such as 0,1;2,3)", _replicas
+    ),
     "progress_interval": number(at_least=0),
     "results_dir": DIR_TO_WRITE,
     "web": choice("live", "record", "replay", "off"),

@@ -2,7 +2,10 @@
 oracle's answer (tool calls or text), multi-turn conversations step by step, and can inject
 faults per entry: 429s, 500s, stalls, dropped connections, malformed tool calls and empty
 choices, and hostile behaviour: bytes dripped slowly, huge bodies, 401/404 on everything, odd
-usage values and shapes. It lists its models on GET /models. It listens on 127.0.0.1 only."""
+usage values and shapes. It lists its models on GET /models. It listens on 127.0.0.1 only.
+
+Like a server with a fixed batch, it can answer ``capacity`` requests at once and queue the
+rest; and it can stop answering after a number of requests (``stall_after``)."""
 
 from __future__ import annotations
 
@@ -59,6 +62,11 @@ class FakeOpenAI:
         self.patch: dict[str, Any] = {}  # fields merged into every completion (odd shapes)
         self.requests: Counter[str] = Counter()  # entry id -> requests received
         self.in_flight = self.max_in_flight = 0  # concurrent requests being answered
+        self.capacity: int | None = None  # requests answered at once; the rest wait their turn
+        self._slots: threading.Semaphore | None = None
+        self.stall_after: int | None = None  # chat requests answered before it stops answering
+        self.first_request: float | None = None  # time.time() of the first chat request
+        self.last_answer: float | None = None  # ... and of the last answer sent
         self.lock = threading.Lock()
         self.answers: dict[str, tuple[str, dict[str, Any]]] = {}
         fc, prompt = (
@@ -131,6 +139,20 @@ class FakeOpenAI:
     def total_requests(self) -> int:
         return sum(self.requests.values())
 
+    def wait_turn(self) -> None:
+        """The request's answer time: ``latency``, after waiting for a free slot when the
+        server answers only ``capacity`` requests at once."""
+        if not self.latency:
+            return
+        if self.capacity is None:
+            time.sleep(self.latency)
+            return
+        with self.lock:
+            if self._slots is None:
+                self._slots = threading.Semaphore(self.capacity)
+        with self._slots:
+            time.sleep(self.latency)
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
@@ -150,7 +172,12 @@ class FakeOpenAI:
                     listing = [{"id": name, "object": "model"} for name in fake.served_models]
                     return self._send(200, {"object": "list", "data": listing})
                 # request counts, for a server in another process
-                stats = {"requests": fake.total_requests(), "max_in_flight": fake.max_in_flight}
+                stats = {
+                    "requests": fake.total_requests(),
+                    "max_in_flight": fake.max_in_flight,
+                    "first_request": fake.first_request,
+                    "last_answer": fake.last_answer,
+                }
                 return self._send(200, stats)
 
             def _hostile(self, fault: str) -> bool:
@@ -183,14 +210,19 @@ class FakeOpenAI:
                     return None
                 entry_id, answer = fake.answer_for(body)
                 with fake.lock:
+                    if fake.first_request is None:
+                        fake.first_request = time.time()
+                    stalled = (
+                        fake.stall_after is not None and fake.total_requests() >= fake.stall_after
+                    )
                     fake.requests[entry_id] += 1
                     pending = fake.faults.get(entry_id, [])
                     fault = pending.pop(0) if pending else None
-                with fake.lock:
                     fake.in_flight += 1
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
-                if fake.latency:
-                    time.sleep(fake.latency)
+                if stalled:  # it stopped answering: holds the connection, never answers
+                    time.sleep(3600)
+                fake.wait_turn()
                 with fake.lock:
                     fake.in_flight -= 1
                 if fault == "429":
@@ -210,7 +242,9 @@ class FakeOpenAI:
                     return self._send_huge(body)
                 completion = fake.completion(body, answer[fake.mode], fake.mode, fault)
                 completion.update(fake.patch)
-                return self._send(200, completion)
+                self._send(200, completion)
+                fake.last_answer = time.time()
+                return None
 
             def _send_huge(self, body: dict[str, Any]) -> None:
                 """A valid completion whose text is ``huge_bytes`` long, sent in pieces."""
@@ -296,15 +330,34 @@ class FakeOpenAI:
 
 
 def main() -> None:
-    """Serve in this process until killed: ``python fake_openai.py CATEGORIES LATENCY [MODE]``;
-    prints the base URL on the first line."""
-    import sys
+    """Serve in this process until killed: ``python fake_openai.py CATEGORIES LATENCY [MODE]
+    [--capacity N] [--die-after N] [--stall-after N]``; prints the base URL on the first
+    line. ``--die-after``: the process exits after answering that many chat requests."""
+    import argparse
+    import os
 
     from pytest_bfcl.dataset.fetch import ensure_pinned_data
 
-    categories, latency = sys.argv[1].split(","), float(sys.argv[2])
-    mode = sys.argv[3] if len(sys.argv) > 3 else "fc"
-    fake = FakeOpenAI(Dataset(ensure_pinned_data()), categories, latency=latency, mode=mode)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("categories")
+    parser.add_argument("latency", type=float)
+    parser.add_argument("mode", nargs="?", default="fc")
+    parser.add_argument("--capacity", type=int)
+    parser.add_argument("--die-after", type=int)
+    parser.add_argument("--stall-after", type=int)
+    args = parser.parse_args()
+    fake = FakeOpenAI(
+        Dataset(ensure_pinned_data()), args.categories.split(","), args.latency, args.mode
+    )
+    fake.capacity, fake.stall_after = args.capacity, args.stall_after
+    if args.die_after:
+
+        def die() -> None:
+            while fake.total_requests() < args.die_after:
+                time.sleep(0.005)
+            os._exit(3)
+
+        threading.Thread(target=die, daemon=True).start()
     print(fake.base_url, flush=True)
     fake.server.serve_forever()
 

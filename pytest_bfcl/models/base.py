@@ -124,6 +124,11 @@ class ModelBase:
     def close(self) -> None:
         """Release what the model holds (connections, a server it started)."""
 
+    def replica_stats(self) -> list[dict[str, Any]]:
+        """Per server replica this process sent requests to: requests, answers, errors,
+        latencies, ejections (:meth:`pytest_bfcl.models.balancer.Balancer.stats`)."""
+        return []
+
 
 class _WithDefaults(ModelBase):
     """A project's model that does not derive from :class:`ModelBase`, with the defaults."""
@@ -160,6 +165,10 @@ class _WithDefaults(ModelBase):
         own = getattr(self.model, "close", None)
         if own is not None:
             own()
+
+    def replica_stats(self) -> list[dict[str, Any]]:
+        own = getattr(self.model, "replica_stats", None)
+        return list(own()) if own is not None else []
 
 
 def with_defaults(model: Any) -> ModelBase:

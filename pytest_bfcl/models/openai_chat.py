@@ -13,7 +13,6 @@ stored as the model's output and scored like any other.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
@@ -21,7 +20,6 @@ import random
 import socket
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import openai
@@ -31,6 +29,8 @@ from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.decode.reasoning import apply_reasoning_mode
 from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
+from pytest_bfcl.models.balancer import PROBE_TIMEOUT as REPLICA_PROBE_TIMEOUT
+from pytest_bfcl.models.balancer import Balancer, Replica
 from pytest_bfcl.models.base import Generation, NotGenerated, StepReply, StepRequest, Task
 from pytest_bfcl.models.cache import ResponseCache, cache_key
 from pytest_bfcl.models.function_docs import (
@@ -40,7 +40,7 @@ from pytest_bfcl.models.function_docs import (
     with_language_hints,
 )
 from pytest_bfcl.scoring import TRUNCATED, ScoringOptions
-from pytest_bfcl.web.transport import bounded_client, deadline, httpx
+from pytest_bfcl.web.transport import Cancel, bounded_client, cancellable, deadline, httpx
 
 # Answered with one request (the executable categories' entries are single-turn too).
 _SINGLE_TURN_KINDS = (
@@ -103,38 +103,32 @@ class ServerDown(InferenceError, RunStopped):
     """The server is unreachable; remaining entries are not attempted."""
 
 
+class _Unreachable(SetupError):
+    """The probe before the run got no answer from a replica."""
+
+
 class _Failure(Exception):
     """One failed attempt, with how it counts.
 
     - ``silent``: no usable answer (timeout, dropped connection, 5xx, a body that is not a
       completion): retried; evidence that the server is down;
-    - ``fatal``: refused connection, unknown host, 401/403/404: no retry will change it; an
-      endpoint that answers so twice in a row is given up;
+    - ``fatal``: refused connection, unknown host, 401/403/404: no retry will change it soon;
+      a replica that answers so twice in a row is out of rotation (for good when ``lasting``:
+      401/403/404 and an unknown host; a refused connection is probed again);
     - ``busy``: 429: retried after the server's delay; the server is alive;
-    - ``refused``: any other 4xx: the request itself is refused; not retried.
+    - ``refused``: any other 4xx: the request itself is refused; not retried;
+    - ``cancelled``: the balancer took a stalled replica out of rotation mid-request; retried
+      on another replica at once.
     """
 
-    def __init__(self, kind: str, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, kind: str, message: str, retry_after: float | None = None, lasting: bool = False
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.retry_after = retry_after
-        self.endpoint: _Endpoint | None = None
-
-
-@dataclass
-class _Endpoint:
-    base_url: str  # as the user wrote it (or the SDK's default), for messages
-    headers: dict[str, str]
-    fatal_streak: int = 0  # fatal answers in a row
-    fatal: str | None = None  # why it was given up
-
-    @property
-    def chat_url(self) -> str:
-        return self.base_url.rstrip("/") + "/chat/completions"
-
-    @property
-    def models_url(self) -> str:
-        return self.base_url.rstrip("/") + "/models"
+        self.lasting = lasting
+        self.endpoint: Replica | None = None
 
 
 def _one_line(text: str, limit: int = 200) -> str:
@@ -205,7 +199,9 @@ def _transport_failure(exc: Exception, url: str, timeout: float) -> _Failure:
             )
         if _cause(exc, socket.gaierror):
             return _Failure(
-                "fatal", f"cannot resolve the host of {url} (fix --bfcl-base-url): {exc}"
+                "fatal",
+                f"cannot resolve the host of {url} (fix --bfcl-base-url): {exc}",
+                lasting=True,
             )
     return _Failure("silent", f"the connection to {url} failed: {_one_line(str(exc)) or exc!r}")
 
@@ -217,12 +213,14 @@ def _status_failure(status: int, url: str, text: str, retry_after: float | None)
             "fatal",
             f"{where} (the server refuses the API key: set it in $OPENAI_API_KEY, or name "
             "the variable that holds it with --bfcl-api-key-env)",
+            lasting=True,
         )
     if status == 404:
         return _Failure(
             "fatal",
             f"{where} (check --bfcl-base-url, which usually ends in /v1, and that the "
             "server serves the model named by --bfcl-model)",
+            lasting=True,
         )
     if status == 429:
         return _Failure("busy", where, retry_after)
@@ -260,9 +258,6 @@ class OpenAIChatModel:
     # back-off schedule: with requests in flight, a dead or stalled server is recognised after
     # about one --bfcl-timeout, not retries x timeout x waves of entries.
     DOWN_AFTER = 3
-    # An endpoint that refuses connections, is unknown, or answers 401/403/404 this many times
-    # in a row (with no success between) is given up.
-    FATAL_AFTER = 2
 
     def __init__(
         self,
@@ -279,8 +274,9 @@ class OpenAIChatModel:
         self.hook = hook  # request/response transforms registered by a project
         self.name = settings.model
         urls = settings.base_urls or (None,)
-        self._endpoints = [self._endpoint(url) for url in urls]
-        self._next_endpoint = itertools.cycle(self._endpoints)
+        # Several base URLs are replicas of one server: requests go where the wait is least,
+        # and failing replicas leave the rotation (:mod:`pytest_bfcl.models.balancer`).
+        self._balancer = Balancer([self._replica(url) for url in urls], probe=self._alive)
         connect = min(settings.timeout, 10.0)
         self._http = bounded_client(
             timeout=httpx.Timeout(settings.timeout, connect=connect),
@@ -295,9 +291,18 @@ class OpenAIChatModel:
     def close(self) -> None:
         """Close the connection pool: a process may build many models (test sessions,
         embedded use), and idle keep-alive connections would pile up as open files."""
+        self._balancer.close()
         self._http.close()
 
-    def _endpoint(self, base_url: str | None) -> _Endpoint:
+    @property
+    def replicas(self) -> list[Replica]:
+        return self._balancer.replicas
+
+    def replica_stats(self) -> list[dict[str, Any]]:
+        """Requests, answers, errors, latencies and ejections per replica (for the report)."""
+        return self._balancer.stats()
+
+    def _replica(self, base_url: str | None) -> Replica:
         # The SDK resolves the default URL (OPENAI_BASE_URL) and the headers (key,
         # organisation, project); requests then go out on the bounded client.
         key = os.environ.get(self.settings.api_key_env) or "EMPTY"  # local servers need none
@@ -307,7 +312,7 @@ class OpenAIChatModel:
             url = str(sdk.base_url).rstrip("/")
         finally:
             sdk.close()
-        return _Endpoint(url, {k: v for k, v in headers.items() if isinstance(v, str)})
+        return Replica(url, {k: v for k, v in headers.items() if isinstance(v, str)})
 
     def metadata(self) -> dict[str, Any]:
         s = self.settings
@@ -399,43 +404,81 @@ class OpenAIChatModel:
         # response, which costs more CPU than the rest of a conversation step.
         # ASCII JSON: a history holding a model's lone surrogates still goes out as valid JSON.
         payload = json.dumps(request).encode("ascii")
-        attempts = self.settings.retries + 1
+        # Each replica gets a try before the retries run out: one that has just died costs
+        # its in-flight requests one attempt each, not their whole budget.
+        attempts = self.settings.retries + len(self.replicas)
         last: _Failure | None = None
+        replica: Replica | None = None
+        backoffs = 0
         for attempt in range(attempts):
-            endpoint = self._pick_endpoint()
+            handle = Cancel()
+            replica = self._pick_replica(replica, handle)
             started = time.perf_counter()
             try:
-                body, cut, length = self._post(endpoint, payload)
+                with cancellable(handle):
+                    body, cut, length = self._post(replica, payload)
                 record = self._record(body, time.perf_counter() - started, cut, length)
             except _Failure as failure:
                 last = failure
+                if handle.cancelled:
+                    last = _Failure(
+                        "cancelled", f"{replica.base_url} was taken out of rotation: {failure}"
+                    )
+            except BaseException:
+                self._balancer.release(replica, handle, failure="aborted")
+                raise
             else:
-                self._note_success(endpoint)
+                self._note_success(replica, handle, record["latency"])
                 return record
-            last.endpoint = endpoint
-            self._note_failure(last)
+            last.endpoint = replica
+            self._note_failure(last, handle)
             if last.kind == "refused":
                 raise InferenceError(f"the server refused the request: {last}")
             if self.down_reason:
                 raise ServerDown(self.down_reason)
-            if attempt + 1 < attempts:
-                time.sleep(self._delay(attempt, last))
+            if attempt + 1 < attempts and not self._fails_over(last, replica):
+                time.sleep(self._delay(backoffs, last))
+                backoffs += 1
         assert last is not None
         raise InferenceError(f"no usable answer after {attempts} attempts: {last}")
 
-    def _pick_endpoint(self) -> _Endpoint:
+    def _fails_over(self, failure: _Failure, replica: Replica) -> bool:
+        """Whether the next attempt goes to another replica at once, without backing off: the
+        failure was this replica's (no answer, refused, cancelled) and another is in rotation.
+        A 429 waits as the server asks, whichever replica sent it."""
+        return failure.kind in ("silent", "fatal", "cancelled") and self._balancer.has_other_usable(
+            replica
+        )
+
+    def _pick_replica(self, avoid: Replica | None, handle: Cancel) -> Replica:
         with self._lock:
             if self.down_reason:
                 raise ServerDown(self.down_reason)
             if self._quiet_since is None:
                 self._quiet_since = time.monotonic()
-            for _ in self._endpoints:
-                endpoint = next(self._next_endpoint)
-                if endpoint.fatal is None:
-                    return endpoint
-        raise AssertionError("all endpoints given up without a down reason")
+        try:
+            return self._balancer.acquire(avoid, handle)
+        except LookupError:
+            raise ServerDown(self.down_reason or "every replica is given up") from None
 
-    def _post(self, endpoint: _Endpoint, payload: bytes) -> tuple[bytes, bool, int | None]:
+    def _alive(self, replica: Replica) -> bool:
+        """The balancer's probe of an ejected replica: does it answer HTTP at all?"""
+        try:
+            with (
+                deadline(REPLICA_PROBE_TIMEOUT),
+                self._http.stream(
+                    "GET",
+                    replica.models_url,
+                    headers=replica.headers,
+                    timeout=REPLICA_PROBE_TIMEOUT,
+                ) as response,
+            ):
+                _read_capped(response, PROBE_BODY_BYTES)
+                return response.status_code < 500
+        except httpx.TransportError:
+            return False
+
+    def _post(self, endpoint: Replica, payload: bytes) -> tuple[bytes, bool, int | None]:
         """The body of a 2xx answer (cut at the size limit), whether it was cut, and its
         declared length; any other outcome raises a :class:`_Failure`."""
         url = endpoint.chat_url
@@ -469,30 +512,36 @@ class OpenAIChatModel:
         """How long without any answer makes a server down: one entry's back-off schedule."""
         return min(self.settings.backoff * (2**self.settings.retries - 1), 60.0)
 
-    def _note_success(self, endpoint: _Endpoint) -> None:
+    def _note_success(self, replica: Replica, handle: Cancel, latency: float) -> None:
+        self._balancer.release(replica, handle, latency=latency)
         with self._lock:
             self._silent_failures = 0
             self._quiet_since = time.monotonic()
-            endpoint.fatal_streak = 0
 
-    def _note_failure(self, exc: Exception) -> None:
-        """Count a failed attempt towards the server being down."""
-        if not isinstance(exc, _Failure):
-            return
+    def _note_failure(self, failure: _Failure, handle: Cancel | None = None) -> None:
+        """Tell the balancer, and count the failed attempt towards the server being down."""
+        replica = failure.endpoint
+        dead = None
+        if replica is not None:
+            self._balancer.release(
+                replica, handle, failure=failure.kind, lasting=failure.lasting, message=str(failure)
+            )
+            dead = self.dead_replica(replica.base_url)
+            if dead:  # its process is gone: known at once, no need to wait for more failures
+                self._balancer.give_up(replica, dead)
         with self._lock:
-            if exc.kind == "fatal" and exc.endpoint is not None:
-                self._note_fatal(exc.endpoint, exc)
-            elif exc.kind == "silent":
-                self._note_silent(exc)
+            if failure.kind == "fatal" or dead:
+                reasons = self._balancer.refused_everywhere()
+                if reasons and not self.down_reason:
+                    self.down_reason = f"the model server cannot be used: {reasons}"
+            elif failure.kind == "silent":
+                self._note_silent(failure)
 
-    def _note_fatal(self, endpoint: _Endpoint, failure: _Failure) -> None:
-        endpoint.fatal_streak += 1
-        if endpoint.fatal_streak < self.FATAL_AFTER or endpoint.fatal:
-            return
-        endpoint.fatal = str(failure)
-        if all(e.fatal for e in self._endpoints) and not self.down_reason:
-            reasons = "; ".join(dict.fromkeys(e.fatal for e in self._endpoints if e.fatal))
-            self.down_reason = f"the model server cannot be used: {reasons}"
+    def dead_replica(self, base_url: str) -> str | None:
+        """Why the server process behind ``base_url`` is gone, when the plugin started it and
+        it died; ``None`` otherwise (a server the plugin did not start is judged by its
+        answers)."""
+        return None
 
     def _note_silent(self, failure: _Failure) -> None:
         self._silent_failures += 1
@@ -502,7 +551,7 @@ class OpenAIChatModel:
             and quiet >= self._down_window()
             and not self.down_reason
         ):
-            urls = ", ".join(e.base_url for e in self._endpoints)
+            urls = ", ".join(r.base_url for r in self.replicas)
             self.down_reason = (
                 f"the model server at {urls} is unreachable or failing: no answer for "
                 f"{quiet:.0f} s, {self._silent_failures} attempts in a row failed "
@@ -513,11 +562,21 @@ class OpenAIChatModel:
 
     def probe(self) -> None:
         """Check every endpoint before generation: it answers, accepts the key, and serves
-        the model. Raises :class:`SetupError` with what failed, where, and the fix."""
-        for endpoint in self._endpoints:
-            self._probe(endpoint)
+        the model. Raises :class:`SetupError` with what failed, where, and the fix. Of
+        several replicas, those that do not answer start out of rotation (probed again
+        later), as long as one answers."""
+        unreachable: list[tuple[Replica, _Unreachable]] = []
+        for replica in self.replicas:
+            try:
+                self._probe(replica)
+            except _Unreachable as problem:
+                unreachable.append((replica, problem))
+        if unreachable and len(unreachable) == len(self.replicas):
+            raise SetupError("; ".join(dict.fromkeys(str(p) for _, p in unreachable)))
+        for replica, problem in unreachable:
+            self._balancer.eject(replica, f"it did not answer before the run: {problem}")
 
-    def _probe(self, endpoint: _Endpoint) -> None:
+    def _probe(self, endpoint: Replica) -> None:
         status, body = self._probe_request("GET", endpoint.models_url, endpoint, None)
         if 200 <= status < 300:
             served = _served_models(body)
@@ -542,7 +601,7 @@ class OpenAIChatModel:
         raise SetupError(f"the model server does not accept the run: {failure}")
 
     def _probe_request(
-        self, method: str, url: str, endpoint: _Endpoint, payload: bytes | None
+        self, method: str, url: str, endpoint: Replica, payload: bytes | None
     ) -> tuple[int, bytes]:
         try:
             with (
@@ -555,7 +614,7 @@ class OpenAIChatModel:
                 return response.status_code, body
         except httpx.TransportError as exc:
             failure = _transport_failure(exc, url, PROBE_TIMEOUT)
-            raise SetupError(f"the model server does not answer: {failure}") from None
+            raise _Unreachable(f"the model server does not answer: {failure}") from None
 
     # -- the record -----------------------------------------------------------------------------
 

@@ -1,69 +1,54 @@
-"""``--bfcl-model=vllm:MODEL_OR_PATH``: start ``vllm serve`` once per session, wait for it,
-and talk to it as an OpenAI-compatible endpoint.
+"""``--bfcl-model=vllm:MODEL_OR_PATH``: start ``vllm serve`` once per session (or one server per
+replica with ``--bfcl-vllm-replicas``), wait for it, and talk to it as an OpenAI-compatible
+endpoint.
 
-Under pytest-xdist the controller starts the server before the workers exist and hands them its
-address through the environment, so every worker shares one server. The server runs in its own
-process group with its output in a log file; it is stopped at the end of the session, on Ctrl-C
-and on errors, and a server that dies stops the session with the last lines of its log.
-
-vLLM prints its own arguments, API key included, so its output reaches the log through a pipe
-that masks secrets line by line (:mod:`pytest_bfcl.redact`); the command line written at the
-top of the log, the metadata and the error messages are masked the same way.
+Under pytest-xdist the controller starts the servers before the workers exist and hands them
+their addresses in the worker input, so every worker shares them. Each server runs in its own
+process group with its own port, log and ``CUDA_VISIBLE_DEVICES``
+(:mod:`pytest_bfcl.models.server_process`); a replica that dies is taken out of rotation with
+its log's last lines, and the session stops only when every replica is gone.
 """
 
 from __future__ import annotations
 
-import atexit
 import os
+import re
 import shlex
-import signal
-import socket
-import subprocess
-import threading
-import time
-import urllib.error
-import urllib.request
-from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
-from pytest_bfcl.redact import redact_args, redact_data, redact_text, register_secrets_in_args
+from pytest_bfcl.models.server_process import (
+    ServerProcess,
+    ServerStartError,
+    free_port,
+    log_tail,
+    start_all,
+)
+from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args
 
-MAX_LOG_LINE = 1 << 20  # bytes; a longer line (a progress bar without newlines) is split
-
-
-class ServerStartError(ModelSpecError):
-    """The server did not become healthy; the message carries the end of its log."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def log_tail(path: Path, lines: int = 25) -> str:
-    try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            return "".join(deque(fh, maxlen=lines)).rstrip()
-    except OSError:
-        return "(no log)"
+__all__ = [
+    "ServerStartError",
+    "VllmChatModel",
+    "VllmServer",
+    "free_port",
+    "log_tail",
+    "make_vllm_model",
+    "replica_devices",
+    "serve_command",
+]
 
 
-def copy_redacted(stream: IO[bytes], log: IO[bytes]) -> None:
-    """Copy the server's output into its log line by line, secrets masked, until the server
-    and every process it started have closed their output; then close both."""
-    with stream, log:
-        for line in iter(lambda: stream.readline(MAX_LOG_LINE), b""):
-            try:
-                text = redact_text(line.decode("utf-8", errors="replace"))
-            except Exception:  # never stop draining: a full pipe would hang the server
-                text = "(a line that could not be checked for secrets was left out)\n"
-            log.write(text.encode("utf-8"))
-            log.flush()
+def VllmServer(
+    command: list[str],
+    port: int,
+    log_path: Path,
+    startup_timeout: float = 1200.0,
+    env: dict[str, str] | None = None,
+) -> ServerProcess:
+    """A ``vllm serve`` process (healthy when ``/health`` answers)."""
+    return ServerProcess(command, port, log_path, startup_timeout, name="vLLM", env=env)
 
 
 def serve_command(
@@ -94,135 +79,123 @@ def serve_command(
     return [*command, *extra]
 
 
-@dataclass
-class VllmServer:
-    command: list[str]
-    port: int
-    log_path: Path
-    startup_timeout: float = 1200.0
-    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
-    copier: threading.Thread | None = field(default=None, repr=False)
+_PARALLEL_FLAGS = {
+    "--tensor-parallel-size": "tp",
+    "-tp": "tp",
+    "--pipeline-parallel-size": "pp",
+    "-pp": "pp",
+}
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> None:
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = self.log_path.open("ab")
-        log.write(f"$ {shlex.join(redact_args(self.command))}\n".encode())
-        log.flush()
-        try:
-            self.process = subprocess.Popen(
-                self.command,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,  # its own process group: stopped as a whole
+def gpus_per_server(extra: list[str]) -> int:
+    """GPUs one ``vllm serve`` uses: tensor x pipeline parallel size from its flags."""
+    sizes = {"tp": 1, "pp": 1}
+    for index, arg in enumerate(extra):
+        name, _, value = arg.partition("=")
+        if name not in _PARALLEL_FLAGS:
+            continue
+        if not value and index + 1 < len(extra):
+            value = extra[index + 1]
+        if not value.isdigit() or int(value) < 1:
+            raise ModelSpecError(f"{name} in --bfcl-vllm-args needs a positive number")
+        sizes[_PARALLEL_FLAGS[name]] = int(value)
+    return sizes["tp"] * sizes["pp"]
+
+
+_DEVICE_SET = re.compile(r"^\s*[\w-]+(\s*,\s*[\w-]+)*\s*$")
+
+
+def replica_devices(spec: str | None, extra: list[str], visible: str | None) -> list[str | None]:
+    """The devices of each replica (``CUDA_VISIBLE_DEVICES`` values), from
+    ``--bfcl-vllm-replicas``: nothing (one server, the environment as it is), a count N
+    (N servers on consecutive devices, as many each as the parallel sizes in
+    ``--bfcl-vllm-args`` need, numbered within ``visible`` when that is set), or device sets
+    separated by ``;`` (``0,1;2,3``: two servers on two GPUs each)."""
+    spec = (spec or "").strip()
+    if not spec:
+        return [None]
+    if spec.isdigit():
+        count = int(spec)
+        if count < 1:
+            raise ModelSpecError("--bfcl-vllm-replicas needs at least 1 replica")
+        if count == 1:
+            return [None]
+        each = gpus_per_server(extra)
+        pool = [d.strip() for d in visible.split(",") if d.strip()] if visible else None
+        needed = count * each
+        if pool is not None and len(pool) < needed:
+            raise ModelSpecError(
+                f"--bfcl-vllm-replicas={count} with {each} GPU(s) each needs {needed} devices; "
+                f"CUDA_VISIBLE_DEVICES lists {len(pool)} ({visible})"
             )
-        except OSError as exc:
-            log.close()
-            raise ServerStartError(redact_text(f"cannot run {self.command[0]!r}: {exc}")) from None
-        assert self.process.stdout is not None
-        self.copier = threading.Thread(
-            target=copy_redacted, args=(self.process.stdout, log), name="vllm-log", daemon=True
+        devices = pool if pool is not None else [str(i) for i in range(needed)]
+        return [",".join(devices[i * each : (i + 1) * each]) for i in range(count)]
+    sets = [s.strip() for s in spec.split(";") if s.strip()]
+    if not sets or not all(_DEVICE_SET.match(s) for s in sets):
+        raise ModelSpecError(
+            f"--bfcl-vllm-replicas {spec!r}: give a count (4) or device sets separated by ';' "
+            "(0,1;2,3)"
         )
-        self.copier.start()
-        atexit.register(self.stop)
-        self.wait_healthy()
+    normalised = [",".join(d.strip() for d in s.split(",")) for s in sets]
+    used = [d for s in normalised for d in s.split(",")]
+    if len(set(used)) != len(used):
+        raise ModelSpecError(f"--bfcl-vllm-replicas {spec!r}: a device is in two replicas")
+    return list(normalised)
 
-    def wait_healthy(self) -> None:
-        deadline = time.monotonic() + self.startup_timeout
-        url = f"http://127.0.0.1:{self.port}/health"
-        while time.monotonic() < deadline:
-            if not self.alive():
-                code = self.process.returncode if self.process else None
-                raise ServerStartError(self._explain(f"vLLM exited with status {code}"))
-            try:
-                with urllib.request.urlopen(url, timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except (urllib.error.URLError, OSError, TimeoutError):
-                pass
-            time.sleep(0.25)
-        self.stop()
-        raise ServerStartError(
-            self._explain(f"vLLM was not healthy after {self.startup_timeout:.0f}s")
-        )
 
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
+def _replica_log(settings: Any, port: int, index: int, replicas: int) -> Path:
+    if settings.vllm_log is None:
+        return (Path(".bfcl-vllm") / f"vllm-{port}.log").resolve()
+    path = Path(settings.vllm_log).resolve()
+    return path if replicas == 1 else path.with_name(f"{path.stem}-{index}{path.suffix}")
 
-    def _explain(self, what: str) -> str:
-        self.finish_log(timeout=2.0)  # the server's last words, before reading them
-        tail = log_tail(self.log_path)
-        return redact_text(f"{what}; log {self.log_path}, last lines:\n{tail}")
 
-    def finish_log(self, timeout: float) -> None:
-        """Wait (at most ``timeout`` seconds) until the server's output is all in the log."""
-        if self.copier is not None and not self.alive():
-            self.copier.join(timeout)
-
-    def death_notice(self) -> str | None:
-        """Why the server is gone, with its log, or ``None`` while it runs."""
-        if self.process is None or self.alive():
-            return None
-        return self._explain(f"the vLLM server died (status {self.process.returncode})")
-
-    def stop(self, grace: float = 30.0) -> None:
-        process = self.process
-        if process is None:
-            return
-        if process.poll() is None:
-            self._terminate(process, grace)
-        self.finish_log(timeout=5.0)
-
-    @staticmethod
-    def _terminate(process: subprocess.Popen[bytes], grace: float) -> None:
-        try:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        except ProcessLookupError:
-            pass
+def start_servers(
+    settings: Any, model_path: str, extra: list[str], mode: str, visible: str | None
+) -> list[ServerProcess]:
+    """Start one ``vllm serve`` per replica (all at once) and wait for every one."""
+    devices = replica_devices(settings.vllm_replicas, extra, visible)
+    servers = []
+    for index, device_set in enumerate(devices):
+        port = settings.vllm_port + index if settings.vllm_port else free_port()
+        command = serve_command(settings.vllm_exe, model_path, model_path, port, extra, mode)
+        log = _replica_log(settings, port, index, len(devices))
+        env = {"CUDA_VISIBLE_DEVICES": device_set} if device_set is not None else None
+        servers.append(VllmServer(command, port, log, settings.vllm_startup_timeout, env))
+    start_all(servers)
+    return servers
 
 
 def make_vllm_model(
     spec: str, settings: Any, scoring: Any, texts: Any, cache: Any, hook: Any
 ) -> VllmChatModel:
-    """The model for ``vllm:MODEL_OR_PATH``: reuse the session's server (xdist workers) or
-    start one."""
+    """The model for ``vllm:MODEL_OR_PATH``: reuse the session's servers (xdist workers) or
+    start them."""
     model_path = spec.removeprefix("vllm:")
     if not model_path:
         raise ModelSpecError("vllm needs a model: --bfcl-model=vllm:MODEL_OR_PATH")
     extra = shlex.split(settings.vllm_args or "")
     register_secrets_in_args(extra)  # also for settings built in Python, not by the plugin
-    server: VllmServer | None = None
-    command: list[str] = []
-    shared = settings.vllm_shared_url  # an xdist worker: the controller's server
-    if shared:
-        url, log_path = shared, Path(settings.vllm_shared_log or "")
+    servers: list[ServerProcess] = []
+    if settings.vllm_shared_urls:  # an xdist worker: the controller's servers
+        urls = tuple(settings.vllm_shared_urls)
+        logs = [Path(p) for p in settings.vllm_shared_logs]
     else:
-        port = settings.vllm_port or free_port()
-        log_path = Path(settings.vllm_log or Path(".bfcl-vllm") / f"vllm-{port}.log").resolve()
-        command = serve_command(
-            settings.vllm_exe, model_path, model_path, port, extra, scoring.mode
-        )
-        server = VllmServer(command, port, log_path, settings.vllm_startup_timeout)
-        server.start()
-        url = server.base_url
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        servers = start_servers(settings, model_path, extra, scoring.mode, visible)
+        urls = tuple(s.base_url for s in servers)
+        logs = [s.log_path for s in servers]
     # The checkpoint and every serving flag decide the answers; a key's value does not, so it
-    # stays out of the identity (masked), and a rotated key keeps the cache.
+    # stays out of the identity (masked), and a rotated key keeps the cache. The replicas and
+    # their devices do not either: every replica answers alike.
     flags = shlex.join(redact_args(extra))
     identity = f"vllm:{model_path} {flags} {settings.model_identity}".strip()
-    endpoint = EndpointSettings.from_settings(settings, model_path, (url,), identity)
-    return VllmChatModel(endpoint, scoring, texts, cache, hook, server, extra, log_path)
+    endpoint = EndpointSettings.from_settings(settings, model_path, urls, identity)
+    return VllmChatModel(endpoint, scoring, texts, cache, hook, servers, extra, logs)
 
 
 class VllmChatModel(OpenAIChatModel):
-    """An OpenAI-compatible client bound to the session's vLLM server."""
+    """An OpenAI-compatible client bound to the session's vLLM servers."""
 
     def __init__(
         self,
@@ -231,14 +204,19 @@ class VllmChatModel(OpenAIChatModel):
         texts: Any,
         cache: Any,
         hook: Any,
-        server: VllmServer | None,
+        servers: list[ServerProcess],
         serving_args: list[str],
-        log_path: Path,
+        log_paths: list[Path],
     ) -> None:
         super().__init__(endpoint, scoring, texts, cache, hook)
-        self.server = server
+        self.servers = servers
         self.serving_args = serving_args
-        self.log_path = log_path
+        self.log_paths = log_paths
+        self._server_at = {s.base_url: s for s in servers}
+
+    @property
+    def log_path(self) -> Path:
+        return self.log_paths[0]
 
     def metadata(self) -> dict[str, Any]:
         info = super().metadata()
@@ -246,28 +224,32 @@ class VllmChatModel(OpenAIChatModel):
         info["vllm"] = {
             "model": self.settings.model,
             "serving_args": self.serving_args,
-            "command": self.server.command if self.server else None,
-            "log": str(self.log_path),
-            "shared_from_controller": self.server is None,
+            "command": self.servers[0].command if self.servers else None,
+            "log": str(self.log_paths[0]),
+            "shared_from_controller": not self.servers,
         }
+        if len(self.log_paths) > 1:
+            devices = {s.log_path: (s.env or {}).get("CUDA_VISIBLE_DEVICES") for s in self.servers}
+            info["vllm"]["replicas"] = [
+                {"log": str(log), "devices": devices.get(log)} for log in self.log_paths
+            ]
         return redact_data(info)
 
-    def _note_failure(self, exc: Exception) -> None:
-        # A dead server is known at once: stop now, with its log, not after N entries.
-        notice = self.server.death_notice() if self.server else None
-        if notice:
-            with self._lock:
-                self.down_reason = self.down_reason or notice
-            return
-        super()._note_failure(exc)
+    def dead_replica(self, base_url: str) -> str | None:
+        """A replica's process is gone: why, with its log (known at once, no retries needed)."""
+        server = self._server_at.get(base_url)
+        return server.death_notice() if server is not None else None
 
     def close(self) -> None:
         super().close()
-        if self.server is not None:
-            self.server.stop()
+        for server in self.servers:
+            server.stop()
 
-    def shared_server(self) -> dict[str, str]:
-        """What xdist workers need to use this process's server instead of starting one."""
-        if self.server is None:
+    def shared_server(self) -> dict[str, list[str]]:
+        """What xdist workers need to use this process's servers instead of starting some."""
+        if not self.servers:
             return {}
-        return {"vllm_shared_url": self.server.base_url, "vllm_shared_log": str(self.log_path)}
+        return {
+            "vllm_shared_urls": [s.base_url for s in self.servers],
+            "vllm_shared_logs": [str(s.log_path) for s in self.servers],
+        }

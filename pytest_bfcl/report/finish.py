@@ -22,7 +22,7 @@ from pytest_bfcl.report.junit_summary import add_summary_testcases
 from pytest_bfcl.report.markdown import markdown_summary
 from pytest_bfcl.report.render import gate_block, score_table
 from pytest_bfcl.report.scores import ScoreBoard, Scores
-from pytest_bfcl.report.usage import usage_line
+from pytest_bfcl.report.usage import replica_lines, usage_line
 from pytest_bfcl.settings import Settings
 
 # Characters of a failure's reason in the terminal list.
@@ -167,6 +167,8 @@ def closing_sections(outcome: RunOutcome, finished: FinishedRun) -> list[tuple[s
     usage = usage_line(outcome.usage) if outcome.usage else None
     if usage:
         scores.append(usage)
+    if outcome.usage and outcome.usage.get("replicas"):
+        scores += replica_lines(outcome.usage["replicas"])
     sections = [("BFCL V4 scores", scores)]
     failures = failure_lines(outcome.failures, settings.list_failures, outcome.explanations)
     if failures:

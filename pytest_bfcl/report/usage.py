@@ -1,4 +1,5 @@
-"""Latency percentiles, token totals, throughput and cost of a run."""
+"""Latency percentiles, token totals, throughput and cost of a run, and how each replica of
+the model server fared."""
 
 from __future__ import annotations
 
@@ -74,3 +75,82 @@ def usage_line(summary: dict[str, Any]) -> str | None:
     if summary.get("cost_usd") is not None:
         parts.append(f"cost ${summary['cost_usd']:.4f}")
     return "usage: " + ", ".join(parts)
+
+
+def replica_summary(reports: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Per replica, over every process that sent requests (the controller and each xdist
+    worker balance on their own): requests, answers, errors by kind, latency percentiles of
+    the answered requests, ejections, and the states it ended in."""
+    merged: dict[str, dict[str, Any]] = {}
+    for report in reports:
+        for stats in report:
+            into = merged.setdefault(
+                stats["base_url"],
+                {
+                    "base_url": stats["base_url"],
+                    "requests": 0,
+                    "answered": 0,
+                    "errors": {},
+                    "ejections": 0,
+                    "latencies": [],
+                    "states": set(),
+                    "reasons": [],
+                },
+            )
+            for key in ("requests", "answered", "ejections"):
+                into[key] += stats[key]
+            for kind, count in stats["errors"].items():
+                into["errors"][kind] = into["errors"].get(kind, 0) + count
+            into["latencies"].extend(stats["latencies"])
+            if stats["requests"]:
+                into["states"].add(stats["state"])
+            if stats.get("reason") and stats["reason"] not in into["reasons"]:
+                into["reasons"].append(stats["reason"])
+    return [_replica_figures(m) for m in merged.values()]
+
+
+def _replica_figures(merged: dict[str, Any]) -> dict[str, Any]:
+    values = sorted(merged.pop("latencies"))
+    latency = None
+    if values:
+        latency = {
+            "mean": round(sum(values) / len(values), 4),
+            "p50": percentile(values, 0.50),
+            "p90": percentile(values, 0.90),
+            "p99": percentile(values, 0.99),
+            "max": values[-1],
+        }
+    errors = merged["errors"]
+    return {
+        **merged,
+        "errors": sum(errors.values()),
+        "errors_by_kind": dict(sorted(errors.items())),
+        "latency_s": latency,
+        "states": sorted(merged["states"]),
+        "reasons": merged["reasons"][:3],
+    }
+
+
+def replica_lines(replicas: list[dict[str, Any]]) -> list[str]:
+    """A line per replica under the usage line, when there are several, or one failed."""
+    if len(replicas) < 2 and not any(r["errors"] or r["ejections"] for r in replicas):
+        return []
+    lines = []
+    for replica in replicas:
+        latency = replica["latency_s"]
+        timing = (
+            f"p50 {latency['p50']:.2f}s p90 {latency['p90']:.2f}s p99 {latency['p99']:.2f}s"
+            if latency
+            else "no answers"
+        )
+        errors = ", ".join(f"{n} {kind}" for kind, n in replica["errors_by_kind"].items())
+        line = (
+            f"  replica {replica['base_url']}: {replica['requests']:,} requests, "
+            f"{replica['errors']:,} errors{f' ({errors})' if errors else ''}, {timing}, "
+            f"{replica['ejections']} ejections"
+        )
+        out = [s for s in replica["states"] if s != "in rotation"]
+        if out and replica["reasons"]:
+            line += f"; ended {'/'.join(out)}: {replica['reasons'][-1]}"
+        lines.append(line)
+    return lines

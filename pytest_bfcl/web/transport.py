@@ -27,7 +27,7 @@ except ImportError:  # the openai SDK before it moved to httpx2
     import httpcore  # type: ignore[no-redef]
     import httpx  # type: ignore[no-redef]
 
-__all__ = ["bounded_client", "deadline", "httpx"]
+__all__ = ["Cancel", "bounded_client", "cancellable", "deadline", "httpx"]
 
 # host, port -> the addresses a connection may use (raises to refuse the host)
 Resolver = Callable[[str, int], list[str]]
@@ -46,6 +46,65 @@ def deadline(seconds: float) -> Iterator[None]:
         _local.deadline = previous
 
 
+class Cancel:
+    """Lets another thread end this thread's request at once (a load balancer taking a stalled
+    server out of rotation): the socket the request is using is shut down, which wakes a
+    blocked read, and any later read or write of the request fails."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stream: Any = None
+        self.cancelled = False
+        self.done = False
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self.done or self.cancelled:
+                return
+            self.cancelled = True
+            stream = self._stream
+        if stream is not None:
+            _shut(stream)
+
+    def _attach(self, stream: Any, error: type[Exception]) -> None:
+        with self._lock:
+            if self.cancelled:
+                raise error("the request was cancelled")
+            self._stream = stream
+
+    def _finish(self) -> None:
+        with self._lock:
+            self.done = True
+            self._stream = None
+
+
+def _shut(stream: Any) -> None:
+    sock = stream.get_extra_info("socket")
+    if sock is None:
+        return
+    with contextlib.suppress(OSError):
+        sock.shutdown(2)  # SHUT_RDWR: a blocked recv returns at once
+
+
+@contextlib.contextmanager
+def cancellable(handle: Cancel) -> Iterator[None]:
+    """This thread's network operations inside the block can be ended by ``handle.cancel()``;
+    after the block the handle no longer reaches any connection (it may be reused)."""
+    previous = getattr(_local, "cancel", None)
+    _local.cancel = handle
+    try:
+        yield
+    finally:
+        _local.cancel = previous
+        handle._finish()
+
+
+def _watch(stream: Any, error: type[Exception]) -> None:
+    handle = getattr(_local, "cancel", None)
+    if handle is not None:
+        handle._attach(stream, error)
+
+
 def _left(timeout: float | None, expired: type[Exception]) -> float | None:
     """The operation's timeout, shortened to what is left of the request's deadline."""
     end = getattr(_local, "deadline", None)
@@ -62,9 +121,11 @@ class _DeadlineStream(httpcore.NetworkStream):
         self._inner = inner
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        _watch(self._inner, httpcore.ReadError)
         return bytes(self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout)))
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        _watch(self._inner, httpcore.WriteError)
         self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))
 
     def close(self) -> None:

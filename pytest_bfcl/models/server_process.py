@@ -1,0 +1,183 @@
+"""A model server the plugin starts and stops: any command that serves an OpenAI-compatible
+API on a local port (``vllm serve``, llama.cpp's server, ...).
+
+The server runs in its own process group with its output in a log file; it is stopped at the
+end of the session, on Ctrl-C and on errors (and by ``atexit`` as a last resort). Servers print
+their own arguments, API keys included, so the output reaches the log through a pipe that masks
+secrets line by line (:mod:`pytest_bfcl.redact`); the command line written at the top of the
+log and every error message are masked the same way.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from pytest_bfcl.models.base import ModelSpecError
+from pytest_bfcl.redact import redact_args, redact_text
+
+MAX_LOG_LINE = 1 << 20  # bytes; a longer line (a progress bar without newlines) is split
+
+
+class ServerStartError(ModelSpecError):
+    """The server did not become healthy; the message carries the end of its log."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def log_tail(path: Path, lines: int = 25) -> str:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            return "".join(deque(fh, maxlen=lines)).rstrip()
+    except OSError:
+        return "(no log)"
+
+
+def copy_redacted(stream: IO[bytes], log: IO[bytes]) -> None:
+    """Copy the server's output into its log line by line, secrets masked, until the server
+    and every process it started have closed their output; then close both."""
+    with stream, log:
+        for line in iter(lambda: stream.readline(MAX_LOG_LINE), b""):
+            try:
+                text = redact_text(line.decode("utf-8", errors="replace"))
+            except Exception:  # never stop draining: a full pipe would hang the server
+                text = "(a line that could not be checked for secrets was left out)\n"
+            log.write(text.encode("utf-8"))
+            log.flush()
+
+
+@dataclass
+class ServerProcess:
+    """One server process on ``127.0.0.1:port``; healthy once ``health_path`` answers 200."""
+
+    command: list[str]
+    port: int
+    log_path: Path
+    startup_timeout: float = 1200.0
+    name: str = "the server"  # in messages: "vLLM", "the server"
+    health_path: str = "/health"
+    env: dict[str, str] | None = None  # added to this process's environment
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    copier: threading.Thread | None = field(default=None, repr=False)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def launch(self) -> None:
+        """Start the process (without waiting for it to be healthy)."""
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("ab")
+        prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in (self.env or {}).items())
+        log.write(f"$ {prefix}{shlex.join(redact_args(self.command))}\n".encode())
+        log.flush()
+        try:
+            self.process = subprocess.Popen(
+                self.command,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, **self.env} if self.env else None,
+                start_new_session=True,  # its own process group: stopped as a whole
+            )
+        except OSError as exc:
+            log.close()
+            raise ServerStartError(redact_text(f"cannot run {self.command[0]!r}: {exc}")) from None
+        assert self.process.stdout is not None
+        self.copier = threading.Thread(
+            target=copy_redacted, args=(self.process.stdout, log), name="server-log", daemon=True
+        )
+        self.copier.start()
+        atexit.register(self.stop)
+
+    def start(self) -> None:
+        """Start the process and wait until it is healthy."""
+        self.launch()
+        self.wait_healthy()
+
+    def wait_healthy(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        url = f"http://127.0.0.1:{self.port}{self.health_path}"
+        while time.monotonic() < deadline:
+            if not self.alive():
+                code = self.process.returncode if self.process else None
+                raise ServerStartError(self._explain(f"{self.name} exited with status {code}"))
+            try:
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except (urllib.error.URLError, OSError, TimeoutError):
+                pass
+            time.sleep(0.25)
+        self.stop()
+        raise ServerStartError(
+            self._explain(f"{self.name} was not healthy after {self.startup_timeout:.0f}s")
+        )
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def _explain(self, what: str) -> str:
+        self.finish_log(timeout=2.0)  # the server's last words, before reading them
+        tail = log_tail(self.log_path)
+        return redact_text(f"{what}; log {self.log_path}, last lines:\n{tail}")
+
+    def finish_log(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` seconds) until the server's output is all in the log."""
+        if self.copier is not None and not self.alive():
+            self.copier.join(timeout)
+
+    def death_notice(self) -> str | None:
+        """Why the server is gone, with its log, or ``None`` while it runs."""
+        if self.process is None or self.alive():
+            return None
+        return self._explain(f"the {self.name} server died (status {self.process.returncode})")
+
+    def stop(self, grace: float = 30.0) -> None:
+        process = self.process
+        if process is None:
+            return
+        if process.poll() is None:
+            self._terminate(process, grace)
+        self.finish_log(timeout=5.0)
+
+    @staticmethod
+    def _terminate(process: subprocess.Popen[bytes], grace: float) -> None:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        except ProcessLookupError:
+            pass
+
+
+def start_all(servers: list[ServerProcess]) -> None:
+    """Launch every server at once (each may take minutes to load its model), then wait for
+    all of them; when one fails, all are stopped and the failure names that one."""
+    try:
+        for server in servers:
+            server.launch()
+        for server in servers:
+            server.wait_healthy()
+    except BaseException:
+        for server in servers:
+            server.stop(grace=10.0)
+        raise

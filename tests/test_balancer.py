@@ -1,0 +1,209 @@
+"""The replica balancer on its own: choice by expected wait, the circuit breaker, stalls and
+probes, with a clock the tests move by hand."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from pytest_bfcl.models import balancer as balancer_module
+from pytest_bfcl.models.balancer import EJECT_AFTER, STALL_FLOOR, Balancer, Replica
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Handle:
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+def make(n: int = 2, probe=None) -> tuple[Balancer, list[Replica], Clock]:
+    clock = Clock()
+    replicas = [Replica(f"http://r{i}/v1", {}) for i in range(n)]
+    return Balancer(replicas, probe=probe, clock=clock), replicas, clock
+
+
+def serve(balancer: Balancer, replica: Replica, latency: float) -> None:
+    balancer.release(replica, latency=latency)
+
+
+def test_equal_replicas_share_requests_in_flight():
+    balancer, _, _ = make(3)
+    picked = Counter(balancer.acquire().base_url for _ in range(30))
+    assert set(picked.values()) == {10}
+
+
+def test_a_slower_replica_gets_fewer_requests_in_flight():
+    balancer, (fast, slow), _ = make(2)
+    for _ in range(5):  # both have answered: 0.1 s and 0.3 s
+        serve(balancer, balancer.acquire(avoid=slow), 0.1)
+    for _ in range(5):
+        serve(balancer, balancer.acquire(avoid=fast), 0.3)
+    # 0.1 s and 0.3 s answers, so the slow one's average is three times the fast one's
+    assert fast.latency == pytest.approx(0.1) and slow.latency == pytest.approx(0.3)
+    for _ in range(32):
+        balancer.acquire()
+    assert fast.outstanding == 24 and slow.outstanding == 8  # equal expected waits
+
+
+def test_a_replica_without_answers_gets_the_others_average():
+    balancer, (known, new), _ = make(2)
+    serve(balancer, balancer.acquire(avoid=new), 0.2)
+    assert balancer.acquire() is new  # 1 x 0.2 (assumed) ties 1 x 0.2: picked longest ago
+    assert balancer.acquire() is known
+
+
+def test_failures_in_a_row_eject_and_a_probe_brings_it_back():
+    probes = []
+    balancer, (bad, good), clock = make(2, probe=lambda r: probes.append(r) or True)
+    for _ in range(EJECT_AFTER):
+        replica = balancer.acquire(avoid=good)
+        assert replica is bad
+        balancer.release(bad, failure="silent", message="HTTP 500")
+    assert bad.state == "ejected" and bad.ejections == 1
+    assert "3 failed requests in a row: HTTP 500" in (bad.reason or "")
+    assert all(balancer.acquire() is good for _ in range(5))  # out of rotation
+    clock.now += balancer_module.FIRST_COOLDOWN + 0.1
+    balancer.look_after(clock.now)
+    _wait_for(lambda: bad.state == "half-open")
+    assert probes == [bad]
+    for _ in range(5):
+        balancer.release(good, latency=0.1)  # good is busy: the half-open one gets a trial
+    trial = balancer.acquire()
+    assert trial is bad
+    assert balancer.acquire() is good  # one trial at a time
+    serve(balancer, trial, 0.1)
+    assert bad.state == "in rotation" and bad.reason is None
+
+
+def test_a_failed_trial_ejects_again_with_a_longer_cooldown():
+    balancer, (bad, _good), clock = make(2, probe=lambda r: True)
+    for _ in range(EJECT_AFTER):
+        balancer.acquire(avoid=_good)
+        balancer.release(bad, failure="silent", message="timeout")
+    first = bad.cooldown
+    clock.now = bad.probe_at
+    balancer.look_after(clock.now)
+    _wait_for(lambda: bad.state == "half-open")
+    bad.outstanding += 1
+    balancer.release(bad, failure="silent", message="timeout again")
+    assert bad.state == "ejected" and bad.cooldown == 2 * first
+    assert bad.ejections == 1  # the same ejection, longer
+    assert "trial request failed" in (bad.reason or "")
+
+
+def test_a_failing_probe_keeps_it_out():
+    balancer, (bad, _good), clock = make(2, probe=lambda r: False)
+    for _ in range(EJECT_AFTER):
+        balancer.acquire(avoid=_good)
+        balancer.release(bad, failure="silent", message="x")
+    clock.now = bad.probe_at
+    balancer.look_after(clock.now)
+    _wait_for(lambda: not bad.probing)
+    assert bad.state == "ejected" and bad.probe_at > clock.now
+
+
+def test_lasting_refusals_give_up_for_good_and_refused_connections_are_probed():
+    balancer, (key, down), _ = make(2)
+    for replica, lasting in ((key, True), (down, False)):
+        for _ in range(2):
+            replica.outstanding += 1
+            balancer.release(replica, failure="fatal", lasting=lasting, message=f"no {lasting}")
+    assert key.state == "given up" and down.state == "ejected"
+    assert balancer.refused_everywhere() == "no True; no False"
+    down.outstanding += 1
+    balancer.release(down, latency=0.1)  # it answers again (a trial after a probe)
+    assert balancer.refused_everywhere() is None
+    assert balancer.acquire() is down  # the given-up one never comes back
+
+
+def test_with_nothing_usable_the_one_due_back_first_is_used():
+    balancer, (a, b), clock = make(2)
+    for replica in (a, b):
+        for _ in range(EJECT_AFTER):
+            replica.outstanding += 1
+            balancer.release(replica, failure="silent", message="x")
+    b.probe_at = clock.now - 1
+    assert balancer.acquire() is b
+    balancer.give_up(a, "died")
+    balancer.give_up(b, "died")
+    with pytest.raises(LookupError):
+        balancer.acquire()
+
+
+def test_busy_and_refused_answers_show_the_server_is_alive():
+    balancer, (a, _b), _ = make(2)
+    for _ in range(EJECT_AFTER - 1):
+        a.outstanding += 1
+        balancer.release(a, failure="silent", message="x")
+    a.outstanding += 1
+    balancer.release(a, failure="busy")
+    a.outstanding += 1
+    balancer.release(a, failure="silent", message="x")
+    assert a.state == "in rotation" and a.failures == Counter(silent=3, busy=1)
+
+
+def test_a_stalled_replica_is_ejected_and_its_requests_cancelled():
+    balancer, (stuck, fine), clock = make(2)
+    handles = [Handle() for _ in range(3)]
+    for handle in handles:
+        balancer.acquire(avoid=fine, handle=handle)
+    assert stuck.outstanding == 3
+    other = Handle()
+    balancer.acquire(avoid=stuck, handle=other)
+    clock.now += 1
+    balancer.release(fine, handle=other, latency=0.5)  # the other one answers meanwhile
+    clock.now += STALL_FLOOR - 1.5
+    balancer.look_after(clock.now)
+    assert stuck.state == "in rotation"  # not yet: under the floor
+    clock.now += 1
+    balancer.look_after(clock.now)
+    assert stuck.state == "ejected" and "no answer for 10 s with 3 requests" in stuck.reason
+    assert all(h.cancelled for h in handles) and not other.cancelled
+
+
+def test_slow_answers_everywhere_are_not_a_stall():
+    balancer, (a, b), clock = make(2)
+    balancer.acquire(avoid=b)
+    balancer.acquire(avoid=a)
+    clock.now += 60
+    balancer.look_after(clock.now)  # neither answered: that is the model's pace
+    assert a.state == b.state == "in rotation"
+
+
+def test_the_stall_threshold_follows_the_slowest_recent_answer():
+    balancer, (a, _b), _ = make(2)
+    a.outstanding += 1
+    balancer.release(a, latency=4.0)
+    assert balancer.stall_threshold() == 5 * 4.0
+
+
+def test_stats_count_per_replica():
+    balancer, _, _ = make(2)
+    r = balancer.acquire()
+    balancer.release(r, latency=0.25)
+    r2 = balancer.acquire(avoid=r)
+    balancer.release(r2, failure="silent", message="x")
+    stats = {s["base_url"]: s for s in balancer.stats()}
+    assert stats[r.base_url]["answered"] == 1 and stats[r.base_url]["latencies"] == [0.25]
+    assert stats[r2.base_url]["errors"] == {"silent": 1} and stats[r2.base_url]["requests"] == 1
+    assert {s["state"] for s in stats.values()} == {"in rotation"}
+
+
+def _wait_for(condition, seconds: float = 5.0) -> None:
+    import time
+
+    end = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < end, "condition not reached"
+        time.sleep(0.01)
