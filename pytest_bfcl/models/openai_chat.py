@@ -573,8 +573,8 @@ class OpenAIChatModel:
                 unreachable.append((replica, problem))
         if unreachable and len(unreachable) == len(self.replicas):
             raise SetupError("; ".join(dict.fromkeys(str(p) for _, p in unreachable)))
-        for replica, problem in unreachable:
-            self._balancer.eject(replica, f"it did not answer before the run: {problem}")
+        for down, why in unreachable:
+            self._balancer.eject(down, f"it did not answer before the run: {why}")
 
     def _probe(self, endpoint: Replica) -> None:
         status, body = self._probe_request("GET", endpoint.models_url, endpoint, None)
