@@ -5,7 +5,9 @@ serves the test server's oracle answers on that port. Behaviour from the environ
 - ``STANDIN_STARTS``: a file that gets one line per start (to count servers)
 - ``STANDIN_HEALTH_DELAY``: seconds before the port opens
 - ``STANDIN_FAIL``: log an error and exit 1 instead of serving
-- ``STANDIN_DIE_AFTER``: exit (status 3) after this many chat requests
+- ``STANDIN_DIE_AFTER``: exit (status 3) after this many chat requests (with
+  ``STANDIN_DIE_DEVICES``: only the server whose ``CUDA_VISIBLE_DEVICES`` is that)
+- ``STANDIN_FAIL_DEVICES``: like ``STANDIN_FAIL``, for the server on these devices only
 - ``STANDIN_LATENCY``: seconds before each answer
 - ``STANDIN_ECHO``: a line to print at start (a server printing a token it was given)
 """
@@ -34,12 +36,14 @@ def main() -> None:
     args, passthrough = parser.parse_known_args()
     # vLLM prints its arguments at start, secrets included
     print(f"INFO stand-in vllm {args.command} {args.model} flags={passthrough}", flush=True)
+    devices = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    print(f"INFO devices={devices or '(all)'}", flush=True)
     if os.environ.get("STANDIN_ECHO"):
         print(f"INFO {os.environ['STANDIN_ECHO']}", flush=True)
     if os.environ.get("STANDIN_STARTS"):
         with open(os.environ["STANDIN_STARTS"], "a") as fh:
             fh.write(f"{os.getpid()}\n")
-    if os.environ.get("STANDIN_FAIL"):
+    if os.environ.get("STANDIN_FAIL") or os.environ.get("STANDIN_FAIL_DEVICES") == devices:
         print("ERROR torch.OutOfMemoryError: CUDA out of memory (stand-in)", flush=True)
         sys.exit(1)
     from pytest_bfcl.dataset.fetch import ensure_pinned_data
@@ -55,6 +59,8 @@ def main() -> None:
     time.sleep(float(os.environ.get("STANDIN_HEALTH_DELAY", "0")))
     fake.server = _Server((args.host, args.port), fake._handler())
     die_after = int(os.environ.get("STANDIN_DIE_AFTER", "0"))
+    if os.environ.get("STANDIN_DIE_DEVICES", devices) != devices:
+        die_after = 0
     if die_after:
 
         def watch() -> None:

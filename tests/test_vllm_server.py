@@ -4,6 +4,7 @@ failure message. A test at the end needs a real GPU and vLLM, and skips without 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -13,6 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
+
+from pytest_bfcl.models.base import ModelSpecError
+from pytest_bfcl.models.vllm_server import replica_devices
 
 pytest_plugins = ["pytester"]
 TESTS = Path(__file__).resolve().parent
@@ -130,6 +134,99 @@ def test_interrupt_stops_the_server(stand_in, tmp_path, monkeypatch, data_source
     out, _ = process.communicate(timeout=60)
     assert "KeyboardInterrupt" in out or "Interrupted" in out
     assert gone(pids(stand_in)[0])
+
+
+# -- several replicas ----------------------------------------------------------------------------
+
+
+def replica_args(tmp_path, replicas, *extra, category="live_simple"):
+    args = vllm_args(tmp_path, f"--bfcl-vllm-replicas={replicas}", *extra, category=category)
+    return [
+        "--bfcl-vllm-args=--tool-call-parser hermes --tensor-parallel-size 2"
+        if a.startswith("--bfcl-vllm-args")
+        else a
+        for a in args
+    ]
+
+
+def test_replicas_start_on_their_own_devices_share_the_work_and_stop(
+    pytester, stand_in, tmp_path, monkeypatch
+):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    report = tmp_path / "report.json"
+    result = pytester.runpytest(*replica_args(tmp_path, "2", f"--bfcl-report={report}"))
+    result.assert_outcomes(passed=254, failed=4)
+    assert len(pids(stand_in)) == 2 and all(gone(pid) for pid in pids(stand_in))
+    logs = [tmp_path / "vllm-0.log", tmp_path / "vllm-1.log"]  # one log each
+    assert "devices=0,1" in logs[0].read_text() and "devices=2,3" in logs[1].read_text()
+    assert "CUDA_VISIBLE_DEVICES=0,1 " in logs[0].read_text().splitlines()[0]
+    data = json.loads(report.read_text())
+    replicas = data["usage"]["replicas"]
+    assert len(replicas) == 2 and all(r["requests"] > 20 for r in replicas)
+    assert sum(r["answered"] for r in replicas) == 258
+    assert [r["devices"] for r in data["metadata"]["model_info"]["vllm"]["replicas"]] == ["0,1", "2,3"]
+
+
+def test_a_replica_that_dies_is_given_up_and_the_run_loses_nothing(
+    pytester, stand_in, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("STANDIN_DIE_AFTER", "20")
+    monkeypatch.setenv("STANDIN_DIE_DEVICES", "1")
+    result = pytester.runpytest(
+        *vllm_args(tmp_path, "--bfcl-vllm-replicas=0;1", category="live_simple")
+    )
+    result.assert_outcomes(passed=254, failed=4)  # no errors: its requests went to the other
+    line = next(
+        line for line in result.outlines if "replica http://" in line and "given up" in line
+    )
+    assert "the vLLM server died (status 3)" in line
+    assert len(pids(stand_in)) == 2 and all(gone(pid) for pid in pids(stand_in))
+
+
+def test_a_replica_that_fails_to_start_stops_them_all(pytester, stand_in, tmp_path, monkeypatch):
+    monkeypatch.setenv("STANDIN_FAIL_DEVICES", "2,3")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    result = pytester.runpytest(*replica_args(tmp_path, "2"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "vLLM exited with status 1" in err and str(tmp_path / "vllm-1.log") in err
+    assert all(gone(pid) for pid in pids(stand_in))
+
+
+@pytest.mark.parametrize(
+    ("spec", "flags", "visible", "expected"),
+    [
+        (None, [], None, [None]),
+        ("1", [], None, [None]),
+        ("3", [], None, ["0", "1", "2"]),
+        ("2", ["--tensor-parallel-size", "2"], None, ["0,1", "2,3"]),
+        ("2", ["-tp=2", "--pipeline-parallel-size", "2"], None, ["0,1,2,3", "4,5,6,7"]),
+        ("2", [], "4,5,6", ["4", "5"]),  # numbered within CUDA_VISIBLE_DEVICES
+        ("0,1; 2,3", [], None, ["0,1", "2,3"]),
+        ("GPU-a;GPU-b", [], None, ["GPU-a", "GPU-b"]),  # device UUIDs
+    ],
+)
+def test_replica_devices(spec, flags, visible, expected):
+    assert replica_devices(spec, flags, visible) == expected
+
+
+@pytest.mark.parametrize(
+    ("spec", "flags", "visible", "message"),
+    [
+        (
+            "2",
+            ["--tensor-parallel-size", "2"],
+            "0,1",
+            "needs 4 devices; CUDA_VISIBLE_DEVICES lists 2",
+        ),
+        ("0,1;1,2", [], None, "a device is in two replicas"),
+        ("0,1;;x y", [], None, "give a count"),
+        ("2", ["--tensor-parallel-size", "two"], None, "needs a positive number"),
+    ],
+)
+def test_replica_devices_refused(spec, flags, visible, message):
+    with pytest.raises(ModelSpecError, match=message):
+        replica_devices(spec, flags, visible)
 
 
 @pytest.mark.gpu
