@@ -1,7 +1,8 @@
-"""Small performance helpers shared by loading and collection."""
+"""Small performance helpers shared by loading, collection and the end of a run."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
 from collections.abc import Iterator
@@ -19,3 +20,18 @@ def paused_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+_exit_registered = False
+
+
+def quick_interpreter_exit() -> None:
+    """At interpreter exit, move every object out of the collector's reach before Python
+    tears the heap down: its final collections otherwise walk the whole heap (the parsed data,
+    thousands of items and their results) again and again, which took 1.6 s of a 3,641-entry
+    run's 27 s. Objects are still freed by reference counting; only cycles left at exit are
+    not collected, which the process's end makes moot. Registered once per process."""
+    global _exit_registered
+    if not _exit_registered:
+        atexit.register(gc.freeze)
+        _exit_registered = True

@@ -24,7 +24,7 @@ from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
 from pytest_bfcl.markers import marker_names, register_markers
 from pytest_bfcl.models.base import Generation, ModelSpecError
 from pytest_bfcl.models.replay import ReplayError
-from pytest_bfcl.perf import paused_gc
+from pytest_bfcl.perf import paused_gc, quick_interpreter_exit
 from pytest_bfcl.redact import redact_data, redact_text
 from pytest_bfcl.report.baseline import (
     Baseline,
@@ -77,6 +77,7 @@ def start(config: pytest.Config, values: dict[str, Any]) -> None:
     except (ValueError, DatasetError, ModelSpecError, ReplayError, SetupError) as exc:
         raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
     config.pluginmanager.register(BfclSessionPlugin(config, run, baseline), PLUGIN_NAME)
+    quick_interpreter_exit()
 
 
 def worker_input(config: pytest.Config) -> dict[str, str]:
