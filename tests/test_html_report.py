@@ -286,7 +286,7 @@ METADATA = {
     "mode": "fc",
     "dataset": {"version": "2026.3.23", "sha256": "0" * 64},
     "plugin_version": "0.1.0",
-    "when": "2026-11-22 03:10 UTC",
+    "finished_at": "2026-11-22 03:10 UTC",
 }
 
 
