@@ -143,6 +143,19 @@ OPTIONS: tuple[Option, ...] = (
     Option("--bfcl-no-cache", "no_cache", "neither read nor write the response cache", "flag"),
     Option("--bfcl-refresh", "refresh", "ignore cached responses and store new ones", "flag"),
     Option(
+        "--bfcl-server-cmd",
+        "server_cmd",
+        "COMMAND: start this OpenAI-compatible server for the session (llama.cpp's, SGLang, "
+        "transformers serve...), with {port} where the port goes; --bfcl-model names the "
+        "model it serves",
+    ),
+    Option("--bfcl-server-log", "server_log", "its log (by default .bfcl-server/server-PORT.log)"),
+    Option(
+        "--bfcl-server-startup-timeout",
+        "server_startup_timeout",
+        "seconds to wait for it to answer GET /v1/models (default 600)",
+    ),
+    Option(
         "--bfcl-vllm-args",
         "vllm_args",
         "flags passed untouched to 'vllm serve' (tool-call parser, chat template, parallelism)",

@@ -136,6 +136,13 @@ class Settings(BaseModel):
     model_identity: str = ""
     results_dir: Path | None = None
     progress_interval: float = 30.0  # seconds between progress lines; 0: none
+    # an OpenAI-compatible server started for the session (--bfcl-server-cmd)
+    server_cmd: str = ""
+    server_log: Path | None = None
+    server_startup_timeout: float = 600.0
+    # Set for xdist workers only (from the controller's worker input): the server it started.
+    server_shared_url: str | None = None
+    server_shared_log: str | None = None
     # vLLM started by the plugin (--bfcl-model=vllm:MODEL_OR_PATH)
     vllm_args: str = ""
     vllm_exe: str = "vllm"
@@ -380,6 +387,31 @@ def _replicas(value: Any) -> str:
     raise Unfit
 
 
+SERVER_PORT_FIELD = "{port}"  # where --bfcl-server-cmd's port goes
+
+
+def server_command_words(template: str) -> list[str]:
+    """A --bfcl-server-cmd's words, ``{port}`` still in place; ``ValueError`` says what is
+    wrong with it."""
+    try:
+        words = shlex.split(template)
+    except ValueError as exc:
+        raise ValueError(f"cannot be split into words ({exc})") from None
+    if not words:
+        raise ValueError("is empty")
+    if not any(SERVER_PORT_FIELD in word for word in words):
+        raise ValueError(f"must say where the port goes with {SERVER_PORT_FIELD}")
+    return words
+
+
+def _server_command(value: Any) -> str:
+    if not isinstance(value, str):
+        raise Unfit
+    if value:  # "": no server to start
+        server_command_words(value)
+    return value
+
+
 def _as_path(value: Any) -> Path:
     if not isinstance(value, str | Path) or not str(value).strip():
         raise Unfit
@@ -513,6 +545,9 @@ RULES: dict[str, Rule] = {
     "vllm_port": whole(1, 65535),
     "vllm_log": FILE_TO_WRITE,
     "vllm_startup_timeout": number(above=0),
+    "server_cmd": Rule("a command with {port} where the port goes", _server_command),
+    "server_log": FILE_TO_WRITE,
+    "server_startup_timeout": number(above=0),
     "vllm_replicas": Rule(
         "a count from 1 to 64, or device sets separated by ';' (such as 0,1;2,3)", _replicas
     ),
@@ -608,6 +643,15 @@ def _cross_checks(values: dict[str, Any]) -> list[str]:
             f"--bfcl-web-cassette must be an existing directory with --bfcl-web=replay "
             f"(got {cassette})"
         )
+    model = str(values.get("model", ""))
+    served = model not in ("oracle", "") and not model.startswith(("replay:", "vllm:"))
+    if values.get("server_cmd") and not served:
+        problems.append(
+            "--bfcl-server-cmd starts the server of an endpoint model: give --bfcl-model the "
+            "name the server serves the model under"
+        )
+    if values.get("server_cmd") and values.get("base_urls"):
+        problems.append("--bfcl-server-cmd and --bfcl-base-url exclude each other")
     return problems
 
 

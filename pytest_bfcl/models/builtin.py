@@ -23,7 +23,8 @@ def pytest_bfcl_make_model(
     hook: Any,
 ) -> Model | None:
     """``oracle``, ``replay:DIR``, ``vllm:MODEL_OR_PATH`` (a server the plugin starts), or the
-    name of a model served by an OpenAI-compatible endpoint (``--bfcl-base-url``)."""
+    name of a model served by an OpenAI-compatible endpoint (``--bfcl-base-url``, or a server
+    the plugin starts from ``--bfcl-server-cmd``)."""
     # Imported here: this module is registered in every pytest run, model or not.
     from pytest_bfcl.models.base import ModelSpecError
 
@@ -60,6 +61,10 @@ def _endpoint_model(
     if not settings.no_cache:
         cache = ResponseCache(settings.cache_dir or Path(".bfcl-cache"), refresh=settings.refresh)
     texts = load_texts(unpacked_root)
+    if settings.server_cmd:
+        from pytest_bfcl.models.server_cmd import make_served_model
+
+        return make_served_model(spec, settings, scoring, texts, cache, hook)
     if spec.startswith("vllm:"):
         return make_vllm_model(spec, settings, scoring, texts, cache, hook)
     endpoint = EndpointSettings.from_settings(

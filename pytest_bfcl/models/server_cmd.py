@@ -1,0 +1,119 @@
+"""``--bfcl-server-cmd "COMMAND"``: start any OpenAI-compatible server (llama.cpp's, SGLang,
+``transformers serve``, a script of your own) once per session and score the model it serves.
+
+The command is split like a shell line (no shell runs it: no pipes or variables) and must hold
+``{port}`` where the port goes; the plugin picks a free port, substitutes it, and talks to
+``http://127.0.0.1:PORT/v1``. The server is healthy when ``GET /v1/models`` answers. Everything
+else is the started-server life cycle of :mod:`pytest_bfcl.models.server_process`: its output
+in a log file with secrets masked, a clean stop at the end of the session, on Ctrl-C and on
+errors, and a server that dies stops the session once with the last lines of its log. Under
+pytest-xdist the controller starts it before the workers exist and they share it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+from pytest_bfcl.models.base import ModelSpecError
+from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
+from pytest_bfcl.models.server_process import ServerProcess, free_port
+from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args
+from pytest_bfcl.settings import SERVER_PORT_FIELD, server_command_words
+
+HEALTH_PATH = "/v1/models"  # answered by every OpenAI-compatible server once it serves
+LOG_DIR = Path(".bfcl-server")
+
+
+def server_command(template: str, port: int) -> list[str]:
+    """The command to run, with the port in every ``{port}``."""
+    words = server_command_words(template)
+    return [word.replace(SERVER_PORT_FIELD, str(port)) for word in words]
+
+
+def make_served_model(
+    spec: str, settings: Any, scoring: Any, texts: Any, cache: Any, hook: Any
+) -> ServedChatModel:
+    """The model ``spec`` (the name the server serves it under) on a server started from
+    ``--bfcl-server-cmd``, or on the controller's server for an xdist worker."""
+    if spec.startswith(("vllm:", "replay:")) or spec == "oracle":
+        raise ModelSpecError(
+            "--bfcl-server-cmd starts the server of an endpoint model: give --bfcl-model the "
+            "name the server serves the model under"
+        )
+    if settings.base_urls:
+        raise ModelSpecError("--bfcl-server-cmd and --bfcl-base-url exclude each other")
+    try:
+        words = server_command_words(settings.server_cmd)
+    except ValueError as exc:
+        raise ModelSpecError(f"--bfcl-server-cmd {exc}") from None
+    register_secrets_in_args(words)  # also for settings built in Python, not by the plugin
+    server: ServerProcess | None = None
+    if settings.server_shared_url:  # an xdist worker: the controller's server
+        url, log = settings.server_shared_url, Path(settings.server_shared_log or "")
+    else:
+        port = free_port()
+        log = Path(settings.server_log or LOG_DIR / f"server-{port}.log").resolve()
+        server = ServerProcess(
+            server_command(settings.server_cmd, port),
+            port,
+            log,
+            settings.server_startup_timeout,
+            name="model server",
+            health_path=HEALTH_PATH,
+        )
+        server.start()
+        url = server.base_url
+    # The command decides the answers, the port does not: the identity keeps "{port}", so a
+    # rerun on another port answers from the cache. Secrets are masked out of it.
+    identity = f"server:{shlex.join(redact_args(words))} {settings.model_identity}".strip()
+    endpoint = EndpointSettings.from_settings(settings, spec, (url,), identity)
+    return ServedChatModel(endpoint, scoring, texts, cache, hook, server, words, log)
+
+
+class ServedChatModel(OpenAIChatModel):
+    """An OpenAI-compatible client bound to the server the session started."""
+
+    def __init__(
+        self,
+        endpoint: Any,
+        scoring: Any,
+        texts: Any,
+        cache: Any,
+        hook: Any,
+        server: ServerProcess | None,
+        command: list[str],
+        log_path: Path,
+    ) -> None:
+        super().__init__(endpoint, scoring, texts, cache, hook)
+        self.server = server  # None in an xdist worker: the controller owns it
+        self.command = command
+        self.log_path = log_path
+
+    def metadata(self) -> dict[str, Any]:
+        info = super().metadata()
+        info["kind"] = "started-server"
+        info["server"] = {
+            "command": self.command,
+            "log": str(self.log_path),
+            "shared_from_controller": self.server is None,
+        }
+        return redact_data(info)
+
+    def dead_replica(self, base_url: str) -> str | None:
+        """The started server's process is gone: why, with its log's last lines."""
+        if self.server is None or base_url.rstrip("/") != self.server.base_url:
+            return None
+        return self.server.death_notice()
+
+    def close(self) -> None:
+        super().close()
+        if self.server is not None:
+            self.server.stop()
+
+    def shared_server(self) -> dict[str, str]:
+        """What xdist workers need to use this process's server instead of starting one."""
+        if self.server is None:
+            return {}
+        return {"server_shared_url": self.server.base_url, "server_shared_log": str(self.log_path)}
