@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from pytest_bfcl.models import balancer as balancer_module
-from pytest_bfcl.models.balancer import EJECT_AFTER, STALL_FLOOR, Balancer, Replica
+from pytest_bfcl.models.balancer import EJECT_AFTER, STALL_FLOOR, Balancer, Probe, Replica
 
 
 class Clock:
@@ -65,7 +65,7 @@ def test_a_replica_without_answers_gets_the_others_average():
 
 def test_failures_in_a_row_eject_and_a_probe_brings_it_back():
     probes = []
-    balancer, (bad, good), clock = make(2, probe=lambda r: probes.append(r) or True)
+    balancer, (bad, good), clock = make(2, probe=lambda r: probes.append(r) or Probe(True))
     for _ in range(EJECT_AFTER):
         replica = balancer.acquire(avoid=good)
         assert replica is bad
@@ -87,7 +87,7 @@ def test_failures_in_a_row_eject_and_a_probe_brings_it_back():
 
 
 def test_a_failed_trial_ejects_again_with_a_longer_cooldown():
-    balancer, (bad, _good), clock = make(2, probe=lambda r: True)
+    balancer, (bad, _good), clock = make(2, probe=lambda r: Probe(True))
     for _ in range(EJECT_AFTER):
         balancer.acquire(avoid=_good)
         balancer.release(bad, failure="silent", message="timeout")
@@ -103,14 +103,44 @@ def test_a_failed_trial_ejects_again_with_a_longer_cooldown():
 
 
 def test_a_failing_probe_keeps_it_out():
-    balancer, (bad, _good), clock = make(2, probe=lambda r: False)
+    balancer, (bad, _good), clock = make(2, probe=lambda r: Probe(False))
     for _ in range(EJECT_AFTER):
         balancer.acquire(avoid=_good)
         balancer.release(bad, failure="silent", message="x")
     clock.now = bad.probe_at
     balancer.look_after(clock.now)
     _wait_for(lambda: not bad.probing)
-    assert bad.state == "ejected" and bad.probe_at > clock.now
+    assert bad.state == "ejected" and bad.probe_at > clock.now and bad.fatal is None
+
+
+def test_a_probe_refused_counts_as_a_refusal():
+    balancer, (bad, good), clock = make(2, probe=lambda r: Probe(False, "connection refused"))
+    for _ in range(EJECT_AFTER):
+        balancer.acquire(avoid=good)
+        balancer.release(bad, failure="silent", message="reset")
+    clock.now = bad.probe_at
+    balancer.look_after(clock.now)
+    _wait_for(lambda: not bad.probing)
+    assert bad.fatal == "connection refused" and balancer.refused_everywhere() is None
+    for _ in range(2):
+        good.outstanding += 1
+        balancer.release(good, failure="fatal", message="refused too")
+    assert balancer.refused_everywhere() == "connection refused; refused too"
+
+
+def test_with_nothing_usable_each_replica_is_tried_in_turn():
+    """Both replicas out of rotation: a request that failed on one goes to the other, so both
+    show whether they refuse connections (a server that is down everywhere is then known)."""
+    balancer, (a, b), _ = make(2)
+    for replica in (a, b):
+        for _ in range(EJECT_AFTER):
+            replica.outstanding += 1
+            balancer.release(replica, failure="silent", message="reset")
+    a.probe_at -= 10  # due back first: chosen first, and again but for the rule
+    first = balancer.acquire()
+    assert first is a
+    balancer.release(first, failure="fatal", message="refused")
+    assert balancer.acquire(avoid=first) is b
 
 
 def test_lasting_refusals_give_up_for_good_and_refused_connections_are_probed():

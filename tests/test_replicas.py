@@ -180,7 +180,13 @@ def test_xdist_popen_gateways_share_the_replicas(pytester, dataset, tmp_path):
     with ExitStack() as stack:
         a, b = fakes(stack, dataset, 2, latency=0.05)
         run = args(
-            [a.base_url, b.base_url], tmp_path, "--dist", "load", "--tx", "2*popen", "--bfcl-no-cache"
+            [a.base_url, b.base_url],
+            tmp_path,
+            "--dist",
+            "load",
+            "--tx",
+            "2*popen",
+            "--bfcl-no-cache",
         )
         result = pytester.runpytest_subprocess(*run)
         result.assert_outcomes(passed=PASSED, failed=FAILED)

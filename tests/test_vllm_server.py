@@ -164,7 +164,10 @@ def test_replicas_start_on_their_own_devices_share_the_work_and_stop(
     replicas = data["usage"]["replicas"]
     assert len(replicas) == 2 and all(r["requests"] > 20 for r in replicas)
     assert sum(r["answered"] for r in replicas) == 258
-    assert [r["devices"] for r in data["metadata"]["model_info"]["vllm"]["replicas"]] == ["0,1", "2,3"]
+    assert [r["devices"] for r in data["metadata"]["model_info"]["vllm"]["replicas"]] == [
+        "0,1",
+        "2,3",
+    ]
 
 
 def test_a_replica_that_dies_is_given_up_and_the_run_loses_nothing(

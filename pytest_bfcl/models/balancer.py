@@ -51,6 +51,15 @@ _EWMA_WEIGHT = 0.2  # weight of a new latency in the average
 _RECENT = 64  # answers remembered for the stall threshold
 
 
+@dataclass(frozen=True)
+class Probe:
+    """What a probe of an ejected replica found: it answers HTTP, or not (and whether it
+    refused the connection, which counts as a refusal of the run's requests)."""
+
+    alive: bool
+    refusal: str | None = None
+
+
 @dataclass(eq=False)
 class Replica:
     """One server address and what the balancer knows about it."""
@@ -104,7 +113,7 @@ class Balancer:
     def __init__(
         self,
         replicas: Iterable[Replica],
-        probe: Callable[[Replica], bool] | None = None,
+        probe: Callable[[Replica], Probe] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.replicas = list(replicas)
@@ -144,7 +153,12 @@ class Balancer:
         waiting = [r for r in self.replicas if r.state != "given up"]
         if not waiting:
             raise LookupError("every replica is given up")
-        # None usable: the one due back first (the caller backs off between attempts).
+        # None usable: the one due back first, but not the one that just failed this request
+        # (the caller backs off between attempts). Trying each in turn is also how every
+        # replica shows whether it refuses connections, so that a server whose replicas all
+        # refuse is known to be down.
+        if avoid is not None and len(waiting) > 1:
+            waiting = [r for r in waiting if r is not avoid]
         return min(waiting, key=lambda r: (r.probe_at, r.outstanding, r.picked))
 
     def _typical_latency(self) -> float:
@@ -321,18 +335,20 @@ class Balancer:
 
     def _run_probe(self, replica: Replica) -> None:
         try:
-            alive = self._probe(replica) if self._probe is not None else True
+            found = self._probe(replica) if self._probe is not None else Probe(True)
         except Exception:
-            alive = False
+            found = Probe(False)
         with self._lock:
             replica.probing = False
             if replica.state != "ejected":
                 return
-            if alive:
+            if found.alive:
                 replica.state = "half-open"
-            else:
-                replica.cooldown = min(replica.cooldown * 2, MAX_COOLDOWN)
-                replica.probe_at = self._clock() + replica.cooldown
+                return
+            if found.refusal:
+                replica.fatal = found.refusal
+            replica.cooldown = min(replica.cooldown * 2, MAX_COOLDOWN)
+            replica.probe_at = self._clock() + replica.cooldown
 
     def close(self) -> None:
         self._stop.set()

@@ -30,7 +30,7 @@ from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.decode.reasoning import apply_reasoning_mode
 from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
 from pytest_bfcl.models.balancer import PROBE_TIMEOUT as REPLICA_PROBE_TIMEOUT
-from pytest_bfcl.models.balancer import Balancer, Replica
+from pytest_bfcl.models.balancer import Balancer, Probe, Replica
 from pytest_bfcl.models.base import Generation, NotGenerated, StepReply, StepRequest, Task
 from pytest_bfcl.models.cache import ResponseCache, cache_key
 from pytest_bfcl.models.function_docs import (
@@ -461,7 +461,7 @@ class OpenAIChatModel:
         except LookupError:
             raise ServerDown(self.down_reason or "every replica is given up") from None
 
-    def _alive(self, replica: Replica) -> bool:
+    def _alive(self, replica: Replica) -> Probe:
         """The balancer's probe of an ejected replica: does it answer HTTP at all?"""
         try:
             with (
@@ -474,9 +474,10 @@ class OpenAIChatModel:
                 ) as response,
             ):
                 _read_capped(response, PROBE_BODY_BYTES)
-                return response.status_code < 500
-        except httpx.TransportError:
-            return False
+                return Probe(response.status_code < 500)
+        except httpx.TransportError as exc:
+            failure = _transport_failure(exc, replica.models_url, REPLICA_PROBE_TIMEOUT)
+            return Probe(False, str(failure) if failure.kind == "fatal" else None)
 
     def _post(self, endpoint: Replica, payload: bytes) -> tuple[bytes, bool, int | None]:
         """The body of a 2xx answer (cut at the size limit), whether it was cut, and its
