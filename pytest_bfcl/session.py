@@ -56,6 +56,7 @@ SESSION_INPUT = "bfcl_session"
 UNAVAILABLE_INPUT = "bfcl_unavailable"
 SERVER_INPUT = "bfcl_server"  # a server the controller started (vLLM), for workers to share
 REPLICAS_OUTPUT = "bfcl_replicas"  # worker output: how each server replica fared there
+EJECTED_INPUT = "bfcl_ejected"  # replicas the controller's checks took out of rotation
 SESSION_KEY = pytest.StashKey[str]()
 
 
@@ -73,6 +74,8 @@ def start(config: pytest.Config, values: dict[str, Any]) -> None:
         run = BfclRun.create(settings, config.hook, session=session_id(config))
         if workerinput is not None and workerinput.get(UNAVAILABLE_INPUT):
             run.unavailable.update(json.loads(workerinput[UNAVAILABLE_INPUT]))
+        if workerinput is not None and workerinput.get(EJECTED_INPUT):
+            run.model.take_out_of_rotation(json.loads(workerinput[EJECTED_INPUT]))
         baseline = _load_compatible_baseline(settings, run)
     except (ValueError, DatasetError, ModelSpecError, ReplayError, SetupError) as exc:
         raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
@@ -81,16 +84,19 @@ def start(config: pytest.Config, values: dict[str, Any]) -> None:
 
 
 def worker_input(config: pytest.Config) -> dict[str, str]:
-    """What the controller hands each xdist worker: the session name, and the entries the
-    preflight found unavailable (workers do not probe again)."""
+    """What the controller hands each xdist worker: the session name, the entries the
+    preflight found unavailable and the server replicas it took out of rotation (workers do
+    not probe again), and the servers it started."""
     plugin = config.pluginmanager.get_plugin(PLUGIN_NAME)
     unavailable = plugin.run.unavailable if plugin is not None else {}
     shared = getattr(plugin.run.model, "shared_server", None) if plugin is not None else None
     server = shared() if shared is not None else {}
+    ejected = plugin.run.model.out_of_rotation() if plugin is not None else {}
     return {
         SESSION_INPUT: session_id(config),
         UNAVAILABLE_INPUT: json.dumps(unavailable),
         SERVER_INPUT: json.dumps(server),
+        EJECTED_INPUT: json.dumps(ejected),
     }
 
 

@@ -183,8 +183,9 @@ def test_busy_and_refused_answers_show_the_server_is_alive():
     assert a.state == "in rotation" and a.failures == Counter(silent=3, busy=1)
 
 
-def test_a_stalled_replica_is_ejected_and_its_requests_cancelled():
-    balancer, (stuck, fine), clock = make(2)
+def stall(probe_answers: bool):
+    """One replica with three requests in flight goes quiet while the other answers."""
+    balancer, (stuck, fine), clock = make(2, probe=lambda r: Probe(probe_answers))
     handles = [Handle() for _ in range(3)]
     for handle in handles:
         balancer.acquire(avoid=fine, handle=handle)
@@ -198,8 +199,66 @@ def test_a_stalled_replica_is_ejected_and_its_requests_cancelled():
     assert stuck.state == "in rotation"  # not yet: under the floor
     clock.now += 1
     balancer.look_after(clock.now)
-    assert stuck.state == "ejected" and "no answer for 10 s with 3 requests" in stuck.reason
+    return balancer, stuck, handles, other
+
+
+def test_a_stalled_replica_that_misses_its_probe_is_ejected_and_its_requests_cancelled():
+    _, stuck, handles, other = stall(probe_answers=False)
+    _wait_for(lambda: stuck.state == "ejected")
+    assert "no answer for 10 s with 3 requests" in (stuck.reason or "")
     assert all(h.cancelled for h in handles) and not other.cancelled
+    assert stuck.ejections == 1
+
+
+def test_a_quiet_replica_that_answers_its_probe_is_only_busy():
+    """A long generation: the replica answers the probe, keeps its requests, and its silence
+    becomes a recent answer time, so it is not suspected again at once."""
+    balancer, stuck, handles, _ = stall(probe_answers=True)
+    _wait_for(lambda: stuck.state == "in rotation")
+    assert not any(h.cancelled for h in handles) and stuck.ejections == 0
+    assert balancer.stall_threshold() >= 5 * 10
+
+
+def test_silent_everywhere_needs_every_replica_silent():
+    balancer, (a, b), clock = make(2)
+    for replica in (a, b):
+        balancer.acquire(avoid=b if replica is a else a)
+    for _ in range(3):
+        a.outstanding += 1
+        balancer.release(a, failure="silent", message="timeout")
+    clock.now += 20
+    assert balancer.silent_everywhere(3, 15.0) is None  # b has not failed yet
+    for _ in range(3):
+        b.outstanding += 1
+        balancer.release(b, failure="silent", message="timeout")
+    assert balancer.silent_everywhere(3, 15.0) == pytest.approx(20.0)
+    assert balancer.silent_everywhere(3, 30.0) is None  # not silent for long enough
+    b.outstanding += 1
+    balancer.release(b, latency=0.1)
+    assert balancer.silent_everywhere(3, 15.0) is None
+
+
+def test_an_answer_brings_a_replica_back_whatever_its_state():
+    balancer, (a, _b), _ = make(2)
+    for _ in range(EJECT_AFTER):
+        a.outstanding += 1
+        balancer.release(a, failure="silent", message="500")
+    assert a.state == "ejected"
+    a.outstanding += 1
+    balancer.release(a, latency=0.2)
+    assert a.state == "in rotation" and a.reason is None
+
+
+def test_a_probe_that_answers_forgets_old_refusals():
+    balancer, (a, _b), clock = make(2, probe=lambda r: Probe(True))
+    for _ in range(2):
+        a.outstanding += 1
+        balancer.release(a, failure="fatal", message="connection refused")
+    assert a.fatal and a.state == "ejected"
+    clock.now = a.probe_at
+    balancer.look_after(clock.now)
+    _wait_for(lambda: a.state == "half-open")
+    assert a.fatal is None and balancer.refused_everywhere() is None
 
 
 def test_slow_answers_everywhere_are_not_a_stall():

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from fake_openai import FakeOpenAI
 
-from pytest_bfcl.models import balancer
+from pytest_bfcl.models import balancer, openai_chat
 from pytest_bfcl.models.vllm_server import free_port
 
 pytest_plugins = ["pytester"]
@@ -53,9 +53,11 @@ def fakes(stack: ExitStack, dataset, count: int, **settings) -> list[FakeOpenAI]
 
 @pytest.fixture
 def fast_ejection(monkeypatch):
-    """Stalls are recognised after 1 s instead of 10 (the runs are in-process)."""
+    """Stalls are suspected after 1 s instead of 10, and probes wait 1 s instead of 10 (the
+    runs are in-process)."""
     monkeypatch.setattr(balancer, "STALL_FLOOR", 1.0)
     monkeypatch.setattr(balancer, "FIRST_COOLDOWN", 0.5)
+    monkeypatch.setattr(openai_chat, "REPLICA_PROBE_TIMEOUT", 1.0)
 
 
 def test_equal_replicas_share_the_work_and_are_reported(pytester, dataset, tmp_path):
@@ -174,6 +176,20 @@ def test_the_replica_is_not_part_of_the_cache_key(pytester, dataset, tmp_path):
         result.assert_outcomes(passed=PASSED, failed=FAILED)
         assert other.total_requests() == 0  # every answer came from the cache
         assert json.loads((tmp_path / "report.json").read_text())["categories"] == first
+
+
+def test_xdist_workers_start_with_what_the_checks_found(pytester, dataset, tmp_path):
+    """A replica that refused the controller's probe before the run is out of rotation in
+    every worker from the start: no worker sends it a request."""
+    nobody = f"http://127.0.0.1:{free_port()}/v1"
+    with ExitStack() as stack:
+        (good,) = fakes(stack, dataset, 1)
+        run = args([nobody, good.base_url], tmp_path, "-n", "2", "--bfcl-no-cache")
+        result = pytester.runpytest_subprocess(*run)
+        result.assert_outcomes(passed=PASSED, failed=FAILED)
+        report = replicas_report(tmp_path)
+        assert report[nobody]["requests"] == 0
+        assert any("did not answer before the run" in r for r in report[nobody]["reasons"])
 
 
 def test_xdist_popen_gateways_share_the_replicas(pytester, dataset, tmp_path):

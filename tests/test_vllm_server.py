@@ -186,6 +186,27 @@ def test_a_replica_that_dies_is_given_up_and_the_run_loses_nothing(
     assert len(pids(stand_in)) == 2 and all(gone(pid) for pid in pids(stand_in))
 
 
+def test_under_xdist_a_replica_that_dies_is_given_up_with_its_log(
+    pytester, stand_in, tmp_path, monkeypatch
+):
+    """Workers cannot see the servers' processes: the controller writes a death notice beside
+    the log, and the workers give that replica up with it."""
+    monkeypatch.setenv("STANDIN_DIE_AFTER", "10")
+    monkeypatch.setenv("STANDIN_DIE_DEVICES", "1")
+    monkeypatch.setenv("STANDIN_LATENCY", "0.03")  # the run goes on for seconds after it
+    report = tmp_path / "report.json"
+    run = vllm_args(
+        tmp_path, "--bfcl-vllm-replicas=0;1", "-n", "2", f"--bfcl-report={report}",
+        "--bfcl-concurrency=4", category="live_simple",
+    )  # fmt: skip
+    result = pytester.runpytest_subprocess(*run)
+    result.assert_outcomes(passed=254, failed=4)
+    dead = [r for r in json.loads(report.read_text())["usage"]["replicas"] if r["ejections"]]
+    assert len(dead) == 1 and "given up" in dead[0]["states"]
+    assert any("the vLLM server died (status 3)" in reason for reason in dead[0]["reasons"])
+    assert all(gone(pid) for pid in pids(stand_in))
+
+
 def test_a_replica_that_fails_to_start_stops_them_all(pytester, stand_in, tmp_path, monkeypatch):
     monkeypatch.setenv("STANDIN_FAIL_DEVICES", "2,3")
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)

@@ -10,14 +10,19 @@ stays fresh.
 
 Failures (a circuit breaker per replica):
 
-- ``EJECT_AFTER`` failed attempts in a row without an answer (timeouts, dropped or refused
-  connections, 5xx) take it out of rotation (*ejected*); so does a *stall*: requests in flight
-  and no answer for much longer than any replica's recent answers took while the others
-  answer. A stalled replica's requests in flight are cancelled, so that they are retried on
+- ``EJECT_AFTER`` failed attempts in a row without an answer (timeouts, dropped connections,
+  5xx), or ``FATAL_AFTER`` refused connections, take it out of rotation (*ejected*).
+- A replica with requests in flight and no answer for much longer than any replica's recent
+  answers took, while the others answer, is *suspected* of a stall: it gets no new requests
+  and is probed at once with a one-token request (a server that is only busy answers it
+  within the probe's time; a hung one does not). Answered: back in rotation, and its silence
+  counts as a recent answer time, so a long generation is not suspected again and again.
+  Unanswered: ejected, and its requests in flight are cancelled, so that they are retried on
   the others at once instead of waiting for their timeout.
-- An ejected replica is probed (``GET /models``) after a cool-down that doubles with each
-  ejection (up to ``MAX_COOLDOWN``); when the probe answers, one request is tried on it
-  (*half-open*); its answer brings the replica back, a failure ejects it again.
+- An ejected replica is probed after a cool-down that doubles with each failure (up to
+  ``MAX_COOLDOWN``); when the probe answers, one request is tried on it (*half-open*); its
+  answer brings the replica back, a failure ejects it again. Any answer from a replica out of
+  rotation brings it back.
 - A replica that rejects the run (401, 403, 404, an unknown host) or whose process died is
   *given up* for good.
 
@@ -37,7 +42,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-State = Literal["in rotation", "ejected", "half-open", "given up"]
+State = Literal["in rotation", "suspected", "ejected", "half-open", "given up"]
 
 EJECT_AFTER = 3  # failed attempts in a row that take a replica out of rotation
 FATAL_AFTER = 2  # refusals in a row (connection refused, 401/403/404) that count as lasting
@@ -45,7 +50,7 @@ FIRST_COOLDOWN = 1.0  # seconds before the first probe of an ejected replica
 MAX_COOLDOWN = 60.0
 STALL_FLOOR = 10.0  # never call a replica stalled sooner than this (seconds)
 STALL_FACTOR = 5.0  # ... nor sooner than this many times the slowest recent answer
-PROBE_TIMEOUT = 5.0
+PROBE_TIMEOUT = 10.0  # a one-token request; a busy server answers it well within this
 MONITOR_INTERVAL = 0.25  # seconds between looks for stalls and probes due
 _EWMA_WEIGHT = 0.2  # weight of a new latency in the average
 _RECENT = 64  # answers remembered for the stall threshold
@@ -53,11 +58,13 @@ _RECENT = 64  # answers remembered for the stall threshold
 
 @dataclass(frozen=True)
 class Probe:
-    """What a probe of an ejected replica found: it answers HTTP, or not (and whether it
-    refused the connection, which counts as a refusal of the run's requests)."""
+    """What a probe of a replica out of rotation found: it answers, or not (and whether it
+    refused the connection, which counts as a refusal of the run's requests, or is gone for
+    good: its process died)."""
 
     alive: bool
     refusal: str | None = None
+    gone: str | None = None
 
 
 @dataclass(eq=False)
@@ -79,6 +86,7 @@ class Replica:
     probing: bool = False
     busy_since: float | None = None  # outstanding went from 0 to 1
     last_answer: float | None = None
+    first_sent: float | None = None  # its first request
     picked: int = 0  # a sequence number: ties go to the replica picked longest ago
     attempts: set[Any] = field(default_factory=set)  # cancel handles of requests in flight
     # counters for the report
@@ -134,8 +142,11 @@ class Balancer:
             replica = self._choose(avoid)
             self._sequence += 1
             replica.picked = self._sequence
+            now = self._clock()
             if replica.outstanding == 0:
-                replica.busy_since = self._clock()
+                replica.busy_since = now
+            if replica.first_sent is None:
+                replica.first_sent = now
             replica.outstanding += 1
             replica.requests += 1
             if handle is not None:
@@ -215,7 +226,7 @@ class Balancer:
         replica.last_answer = now
         replica.failure_streak = replica.fatal_streak = 0
         replica.fatal = None
-        if replica.state == "half-open":
+        if replica.state in ("half-open", "ejected", "suspected"):
             replica.state, replica.reason = "in rotation", None
             replica.cooldown = FIRST_COOLDOWN
 
@@ -232,7 +243,7 @@ class Balancer:
                     return
         if replica.state == "half-open":
             self._eject(replica, now, f"its trial request failed: {message}")
-        elif replica.state == "in rotation" and (
+        elif replica.state in ("in rotation", "suspected") and (
             replica.failure_streak >= EJECT_AFTER or replica.fatal is not None
         ):
             self._eject(
@@ -240,10 +251,10 @@ class Balancer:
             )
 
     def _eject(self, replica: Replica, now: float, reason: str) -> None:
-        if replica.state != "half-open":
-            replica.ejections += 1
-        else:
+        if replica.state == "half-open":
             replica.cooldown = min(replica.cooldown * 2, MAX_COOLDOWN)
+        else:
+            replica.ejections += 1
         replica.state, replica.reason = "ejected", reason
         replica.probe_at = now + replica.cooldown
 
@@ -261,10 +272,27 @@ class Balancer:
 
     def _give_up_locked(self, replica: Replica, reason: str) -> None:
         if replica.state != "given up":
-            replica.ejections += int(replica.state == "in rotation")
+            replica.ejections += int(replica.state in ("in rotation", "suspected"))
             replica.state, replica.reason, replica.fatal = "given up", reason, reason
 
     # -- the whole server -------------------------------------------------------------------
+
+    def silent_everywhere(self, failures: int, window: float) -> float | None:
+        """When no replica is left that answers: each is given up, refuses connections, or
+        failed ``failures`` attempts in a row with no answer for ``window`` seconds. Returns
+        the shortest of their silences, else ``None``."""
+        now = self._clock()
+        silences = []
+        with self._lock:
+            for r in self.replicas:
+                if r.state == "given up" or r.fatal:
+                    continue
+                since = r.last_answer if r.last_answer is not None else r.first_sent
+                silence = now - since if since is not None else 0.0
+                if r.failure_streak < failures or silence < window:
+                    return None
+                silences.append(silence)
+        return min(silences, default=0.0)
 
     def refused_everywhere(self) -> str | None:
         """When every replica is given up, or refuses connections again and again: why, one
@@ -292,7 +320,6 @@ class Balancer:
     def look_after(self, now: float) -> None:
         """Eject stalled replicas (cancelling their requests in flight) and probe the ejected
         ones whose cool-down is over."""
-        to_cancel: list[Any] = []
         to_probe: list[Replica] = []
         with self._lock:
             threshold = self.stall_threshold()
@@ -300,18 +327,16 @@ class Balancer:
                 busy = replica.state in ("in rotation", "half-open")
                 if busy and self._stalled(replica, now, threshold):
                     silent = now - max(replica.busy_since or now, replica.last_answer or 0.0)
-                    self._eject(
-                        replica,
-                        now,
+                    replica.state = "suspected"
+                    replica.reason = (
                         f"no answer for {silent:.0f} s with {replica.outstanding} requests in "
-                        "flight while the other replicas answered",
+                        "flight while the other replicas answered, and none to a probe"
                     )
-                    to_cancel.extend(replica.attempts)
+                    replica.probing = True
+                    to_probe.append(replica)
                 elif replica.state == "ejected" and not replica.probing and now >= replica.probe_at:
                     replica.probing = True
                     to_probe.append(replica)
-        for handle in to_cancel:
-            handle.cancel()
         for replica in to_probe:
             threading.Thread(
                 target=self._run_probe, args=(replica,), name="bfcl-probe", daemon=True
@@ -334,21 +359,40 @@ class Balancer:
         )
 
     def _run_probe(self, replica: Replica) -> None:
+        started = self._clock()
         try:
             found = self._probe(replica) if self._probe is not None else Probe(True)
         except Exception:
             found = Probe(False)
+        to_cancel: list[Any] = []
         with self._lock:
             replica.probing = False
-            if replica.state != "ejected":
-                return
-            if found.alive:
-                replica.state = "half-open"
-                return
-            if found.refusal:
-                replica.fatal = found.refusal
-            replica.cooldown = min(replica.cooldown * 2, MAX_COOLDOWN)
-            replica.probe_at = self._clock() + replica.cooldown
+            now = self._clock()
+            if found.gone:
+                self._give_up_locked(replica, found.gone)
+                to_cancel = list(replica.attempts)
+            elif replica.state == "suspected":
+                if found.alive:  # only busy: its silence is the pace of its answers now
+                    silent = started - max(
+                        replica.busy_since or started, replica.last_answer or 0.0
+                    )
+                    replica.recent.append(max(silent, 0.0))
+                    replica.state, replica.reason, replica.busy_since = "in rotation", None, now
+                else:
+                    reason = replica.reason or "no answer"
+                    self._eject(replica, now, reason)
+                    to_cancel = list(replica.attempts)
+            elif replica.state == "ejected":
+                if found.alive:
+                    replica.state = "half-open"
+                    replica.fatal, replica.fatal_streak = None, 0
+                else:
+                    if found.refusal:
+                        replica.fatal = found.refusal
+                    replica.cooldown = min(replica.cooldown * 2, MAX_COOLDOWN)
+                    replica.probe_at = now + replica.cooldown
+        for handle in to_cancel:
+            handle.cancel()
 
     def close(self) -> None:
         self._stop.set()

@@ -129,6 +129,14 @@ class ModelBase:
         latencies, ejections (:meth:`pytest_bfcl.models.balancer.Balancer.stats`)."""
         return []
 
+    def out_of_rotation(self) -> dict[str, str]:
+        """Replicas this process took out of rotation, by base URL, with why (handed to
+        xdist workers, which do not run the checks before the run)."""
+        return {}
+
+    def take_out_of_rotation(self, reasons: dict[str, str]) -> None:
+        """Start with these replicas out of rotation (what the controller found)."""
+
 
 class _WithDefaults(ModelBase):
     """A project's model that does not derive from :class:`ModelBase`, with the defaults."""
@@ -169,6 +177,15 @@ class _WithDefaults(ModelBase):
     def replica_stats(self) -> list[dict[str, Any]]:
         own = getattr(self.model, "replica_stats", None)
         return list(own()) if own is not None else []
+
+    def out_of_rotation(self) -> dict[str, str]:
+        own = getattr(self.model, "out_of_rotation", None)
+        return dict(own()) if own is not None else {}
+
+    def take_out_of_rotation(self, reasons: dict[str, str]) -> None:
+        own = getattr(self.model, "take_out_of_rotation", None)
+        if own is not None:
+            own(reasons)
 
 
 def with_defaults(model: Any) -> ModelBase:

@@ -40,7 +40,14 @@ from pytest_bfcl.models.function_docs import (
     with_language_hints,
 )
 from pytest_bfcl.scoring import TRUNCATED, ScoringOptions
-from pytest_bfcl.web.transport import Cancel, bounded_client, cancellable, deadline, httpx
+from pytest_bfcl.web.transport import (
+    Cancel,
+    bounded_client,
+    cancellable,
+    deadline,
+    detach_cancel,
+    httpx,
+)
 
 # Answered with one request (the executable categories' entries are single-turn too).
 _SINGLE_TURN_KINDS = (
@@ -197,7 +204,8 @@ def _transport_failure(exc: Exception, url: str, timeout: float) -> _Failure:
                 f"connection refused at {url}: nothing listens there "
                 "(start the server, or fix --bfcl-base-url)",
             )
-        if _cause(exc, socket.gaierror):
+        lookup = _cause(exc, socket.gaierror)
+        if lookup is not None and getattr(lookup, "errno", None) != socket.EAI_AGAIN:
             return _Failure(
                 "fatal",
                 f"cannot resolve the host of {url} (fix --bfcl-base-url): {exc}",
@@ -284,8 +292,7 @@ class OpenAIChatModel:
             follow_redirects=False,
         )
         self._lock = threading.Lock()
-        self._silent_failures = 0  # failed attempts in a row without any answer
-        self._quiet_since: float | None = None  # last answer (or first request)
+        self._silent_failures = 0  # failed attempts in a row without any answer (for messages)
         self.down_reason: str | None = None
 
     def close(self) -> None:
@@ -299,8 +306,20 @@ class OpenAIChatModel:
         return self._balancer.replicas
 
     def replica_stats(self) -> list[dict[str, Any]]:
-        """Requests, answers, errors, latencies and ejections per replica (for the report)."""
+        """Requests, answers, errors, latencies and ejections per replica (for the report);
+        a replica whose process died since its last request is reported given up, with why."""
+        for replica in self.replicas:
+            if replica.state != "given up" and (gone := self.dead_replica(replica.base_url)):
+                self._balancer.give_up(replica, gone)
         return self._balancer.stats()
+
+    def out_of_rotation(self) -> dict[str, str]:
+        return {r.base_url: r.reason or "" for r in self.replicas if r.state == "ejected"}
+
+    def take_out_of_rotation(self, reasons: dict[str, str]) -> None:
+        for replica in self.replicas:
+            if replica.base_url in reasons:
+                self._balancer.eject(replica, reasons[replica.base_url])
 
     def _replica(self, base_url: str | None) -> Replica:
         # The SDK resolves the default URL (OPENAI_BASE_URL) and the headers (key,
@@ -409,8 +428,9 @@ class OpenAIChatModel:
         attempts = self.settings.retries + len(self.replicas)
         last: _Failure | None = None
         replica: Replica | None = None
-        backoffs = 0
-        for attempt in range(attempts):
+        backoffs = tried = 0
+        spared = False  # one cancelled attempt (a replica taken out under it) is not counted
+        while tried < attempts:
             handle = Cancel()
             replica = self._pick_replica(replica, handle)
             started = time.perf_counter()
@@ -436,7 +456,11 @@ class OpenAIChatModel:
                 raise InferenceError(f"the server refused the request: {last}")
             if self.down_reason:
                 raise ServerDown(self.down_reason)
-            if attempt + 1 < attempts and not self._fails_over(last, replica):
+            if last.kind == "cancelled" and not spared:
+                spared = True
+            else:
+                tried += 1
+            if tried < attempts and not self._fails_over(last, replica):
                 time.sleep(self._delay(backoffs, last))
                 backoffs += 1
         assert last is not None
@@ -454,21 +478,25 @@ class OpenAIChatModel:
         with self._lock:
             if self.down_reason:
                 raise ServerDown(self.down_reason)
-            if self._quiet_since is None:
-                self._quiet_since = time.monotonic()
         try:
             return self._balancer.acquire(avoid, handle)
         except LookupError:
             raise ServerDown(self.down_reason or "every replica is given up") from None
 
     def _alive(self, replica: Replica) -> Probe:
-        """The balancer's probe of an ejected replica: does it answer HTTP at all?"""
+        """The balancer's probe of a replica out of rotation: does it answer a one-token
+        request in time? (A server whose HTTP front still lists its models while its engine
+        hangs does not.)"""
+        gone = self.dead_replica(replica.base_url)
+        if gone:
+            return Probe(False, gone=gone)
         try:
             with (
                 deadline(REPLICA_PROBE_TIMEOUT),
                 self._http.stream(
-                    "GET",
-                    replica.models_url,
+                    "POST",
+                    replica.chat_url,
+                    content=self._ping,
                     headers=replica.headers,
                     timeout=REPLICA_PROBE_TIMEOUT,
                 ) as response,
@@ -476,8 +504,18 @@ class OpenAIChatModel:
                 _read_capped(response, PROBE_BODY_BYTES)
                 return Probe(response.status_code < 500)
         except httpx.TransportError as exc:
-            failure = _transport_failure(exc, replica.models_url, REPLICA_PROBE_TIMEOUT)
+            failure = _transport_failure(exc, replica.chat_url, REPLICA_PROBE_TIMEOUT)
             return Probe(False, str(failure) if failure.kind == "fatal" else None)
+
+    @property
+    def _ping(self) -> bytes:
+        """The smallest chat request: one token."""
+        ping = {
+            "model": self.settings.model,
+            "messages": [{"role": "user", "content": "ping"}],
+            "max_tokens": 1,
+        }
+        return json.dumps(ping).encode()
 
     def _post(self, endpoint: Replica, payload: bytes) -> tuple[bytes, bool, int | None]:
         """The body of a 2xx answer (cut at the size limit), whether it was cut, and its
@@ -492,10 +530,12 @@ class OpenAIChatModel:
             ):
                 if not 200 <= response.status_code < 300:
                     text, _ = _read_capped(response, ERROR_BODY_BYTES)
+                    detach_cancel()
                     raise _status_failure(
                         response.status_code, url, _error_text(text), _retry_after(response)
                     )
                 body, cut = _read_capped(response, self.settings.max_response_bytes)
+                detach_cancel()  # answered: a cancel must not reach the pooled connection now
                 length = response.headers.get("content-length", "")
                 return body, cut, int(length) if length.isdigit() else None
         except httpx.TransportError as exc:
@@ -517,7 +557,6 @@ class OpenAIChatModel:
         self._balancer.release(replica, handle, latency=latency)
         with self._lock:
             self._silent_failures = 0
-            self._quiet_since = time.monotonic()
 
     def _note_failure(self, failure: _Failure, handle: Cancel | None = None) -> None:
         """Tell the balancer, and count the failed attempt towards the server being down."""
@@ -545,13 +584,12 @@ class OpenAIChatModel:
         return None
 
     def _note_silent(self, failure: _Failure) -> None:
+        """The server is down when no replica answers any more: each failed ``DOWN_AFTER``
+        attempts in a row and has said nothing for one entry's back-off schedule (or refuses
+        connections, or is given up)."""
         self._silent_failures += 1
-        quiet = time.monotonic() - (self._quiet_since or time.monotonic())
-        if (
-            self._silent_failures >= self.DOWN_AFTER
-            and quiet >= self._down_window()
-            and not self.down_reason
-        ):
+        quiet = self._balancer.silent_everywhere(self.DOWN_AFTER, self._down_window())
+        if quiet is not None and not self.down_reason:
             urls = ", ".join(r.base_url for r in self.replicas)
             self.down_reason = (
                 f"the model server at {urls} is unreachable or failing: no answer for "
@@ -589,13 +627,7 @@ class OpenAIChatModel:
                 )
             return
         if status not in (401, 403):  # no /models route here: ask for one token instead
-            ping = {
-                "model": self.settings.model,
-                "messages": [{"role": "user", "content": "ping"}],
-                "max_tokens": 1,
-            }
-            payload = json.dumps(ping).encode()
-            status, body = self._probe_request("POST", endpoint.chat_url, endpoint, payload)
+            status, body = self._probe_request("POST", endpoint.chat_url, endpoint, self._ping)
             if status not in (401, 403, 404):
                 return  # it answers; anything else shows up in the entries
         failure = _status_failure(status, endpoint.base_url, _error_text(body), None)

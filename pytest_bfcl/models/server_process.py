@@ -29,6 +29,7 @@ from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.redact import redact_args, redact_text
 
 MAX_LOG_LINE = 1 << 20  # bytes; a longer line (a progress bar without newlines) is split
+WATCH_INTERVAL = 0.5  # seconds between looks at whether a started server is still alive
 
 
 class ServerStartError(ModelSpecError):
@@ -47,6 +48,20 @@ def log_tail(path: Path, lines: int = 25) -> str:
             return "".join(deque(fh, maxlen=lines)).rstrip()
     except OSError:
         return "(no log)"
+
+
+def death_file(log_path: Path) -> Path:
+    """Where the process that started a server writes why it died, for xdist workers (which
+    share the server but cannot see its process)."""
+    return log_path.with_name(log_path.name + ".died")
+
+
+def published_death(log_path: Path) -> str | None:
+    """A server's death notice written beside its log, or ``None`` while it runs."""
+    try:
+        return death_file(log_path).read_text(encoding="utf-8") or None
+    except OSError:
+        return None
 
 
 def copy_redacted(stream: IO[bytes], log: IO[bytes]) -> None:
@@ -75,6 +90,7 @@ class ServerProcess:
     env: dict[str, str] | None = None  # added to this process's environment
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     copier: threading.Thread | None = field(default=None, repr=False)
+    stopping: bool = field(default=False, repr=False)  # stopped by us: not a death
 
     @property
     def base_url(self) -> str:
@@ -83,6 +99,7 @@ class ServerProcess:
     def launch(self) -> None:
         """Start the process (without waiting for it to be healthy)."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        death_file(self.log_path).unlink(missing_ok=True)  # an earlier run's
         log = self.log_path.open("ab")
         prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in (self.env or {}).items())
         log.write(f"$ {prefix}{shlex.join(redact_args(self.command))}\n".encode())
@@ -111,20 +128,41 @@ class ServerProcess:
         self.launch()
         self.wait_healthy()
 
+    def publish_death(self) -> None:
+        """Watch the process from a thread; if it dies (not stopped by us), write its death
+        notice beside the log (:func:`published_death`)."""
+
+        def watch() -> None:
+            while not self.stopping:
+                notice = self.death_notice()
+                if notice is not None:
+                    if not self.stopping:
+                        death_file(self.log_path).write_text(notice, encoding="utf-8")
+                    return
+                time.sleep(WATCH_INTERVAL)
+
+        threading.Thread(target=watch, name="server-watch", daemon=True).start()
+
     def wait_healthy(self) -> None:
         deadline = time.monotonic() + self.startup_timeout
-        url = f"http://127.0.0.1:{self.port}{self.health_path}"
-        while time.monotonic() < deadline:
-            if not self.alive():
-                code = self.process.returncode if self.process else None
-                raise ServerStartError(self._explain(f"{self.name} exited with status {code}"))
-            try:
-                with urllib.request.urlopen(url, timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except (urllib.error.URLError, OSError, TimeoutError):
-                pass
+        while not self.healthy_by(deadline):
             time.sleep(0.25)
+
+    def healthy_by(self, deadline: float) -> bool:
+        """One look: whether it is healthy yet; raises :class:`ServerStartError` when it
+        exited, or when ``deadline`` (a monotonic time) passed first (then it is stopped)."""
+        if not self.alive():
+            code = self.process.returncode if self.process else None
+            raise ServerStartError(self._explain(f"{self.name} exited with status {code}"))
+        try:
+            url = f"http://127.0.0.1:{self.port}{self.health_path}"
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return True
+        except (urllib.error.URLError, OSError, TimeoutError):
+            pass
+        if time.monotonic() < deadline:
+            return False
         self.stop()
         raise ServerStartError(
             self._explain(f"{self.name} was not healthy after {self.startup_timeout:.0f}s")
@@ -150,6 +188,7 @@ class ServerProcess:
         return self._explain(f"the {self.name} server died (status {self.process.returncode})")
 
     def stop(self, grace: float = 30.0) -> None:
+        self.stopping = True
         process = self.process
         if process is None:
             return
@@ -170,13 +209,18 @@ class ServerProcess:
 
 
 def start_all(servers: list[ServerProcess]) -> None:
-    """Launch every server at once (each may take minutes to load its model), then wait for
-    all of them; when one fails, all are stopped and the failure names that one."""
+    """Launch every server at once (each may take minutes to load its model) and wait for all
+    of them, looking at each in turn, so that one that fails is known at once even while
+    another is still loading; then all are stopped and the failure names that one."""
     try:
         for server in servers:
             server.launch()
-        for server in servers:
-            server.wait_healthy()
+        deadlines = {id(s): time.monotonic() + s.startup_timeout for s in servers}
+        waiting = list(servers)
+        while waiting:
+            waiting = [s for s in waiting if not s.healthy_by(deadlines[id(s)])]
+            if waiting:
+                time.sleep(0.25)
     except BaseException:
         for server in servers:
             server.stop(grace=10.0)

@@ -24,6 +24,7 @@ from pytest_bfcl.models.server_process import (
     ServerStartError,
     free_port,
     log_tail,
+    published_death,
     start_all,
 )
 from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args
@@ -213,6 +214,9 @@ class VllmChatModel(OpenAIChatModel):
         self.serving_args = serving_args
         self.log_paths = log_paths
         self._server_at = {s.base_url: s for s in servers}
+        self._log_at = dict(zip(endpoint.base_urls, log_paths, strict=True))
+        for server in servers:
+            server.publish_death()  # for xdist workers, which cannot see the process
 
     @property
     def log_path(self) -> Path:
@@ -236,9 +240,13 @@ class VllmChatModel(OpenAIChatModel):
         return redact_data(info)
 
     def dead_replica(self, base_url: str) -> str | None:
-        """A replica's process is gone: why, with its log (known at once, no retries needed)."""
+        """A replica's process is gone: why, with its log (known at once, no retries needed;
+        an xdist worker reads what the controller wrote beside the log)."""
         server = self._server_at.get(base_url)
-        return server.death_notice() if server is not None else None
+        if server is not None:
+            return server.death_notice()
+        log = self._log_at.get(base_url)
+        return published_death(log) if log is not None else None
 
     def close(self) -> None:
         super().close()

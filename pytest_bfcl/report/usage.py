@@ -80,7 +80,8 @@ def usage_line(summary: dict[str, Any]) -> str | None:
 def replica_summary(reports: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Per replica, over every process that sent requests (the controller and each xdist
     worker balance on their own): requests, answers, errors by kind, latency percentiles of
-    the answered requests, ejections, and the states it ended in."""
+    the answered requests, ejections (summed: each process takes a replica out on its own),
+    and the states it ended in."""
     merged: dict[str, dict[str, Any]] = {}
     for report in reports:
         for stats in report:
@@ -127,13 +128,14 @@ def _replica_figures(merged: dict[str, Any]) -> dict[str, Any]:
         "errors_by_kind": dict(sorted(errors.items())),
         "latency_s": latency,
         "states": sorted(merged["states"]),
-        "reasons": merged["reasons"][:3],
+        "reasons": merged["reasons"][-3:],  # the latest distinct ones
     }
 
 
 def replica_lines(replicas: list[dict[str, Any]]) -> list[str]:
-    """A line per replica under the usage line, when there are several, or one failed."""
-    if len(replicas) < 2 and not any(r["errors"] or r["ejections"] for r in replicas):
+    """A line per replica under the usage line, when there are several (one server's figures
+    are the usage line's own)."""
+    if len(replicas) < 2:
         return []
     lines = []
     for replica in replicas:

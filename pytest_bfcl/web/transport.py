@@ -27,7 +27,7 @@ except ImportError:  # the openai SDK before it moved to httpx2
     import httpcore  # type: ignore[no-redef]
     import httpx  # type: ignore[no-redef]
 
-__all__ = ["Cancel", "bounded_client", "cancellable", "deadline", "httpx"]
+__all__ = ["Cancel", "bounded_client", "cancellable", "deadline", "detach_cancel", "httpx"]
 
 # host, port -> the addresses a connection may use (raises to refuse the host)
 Resolver = Callable[[str, int], list[str]]
@@ -96,6 +96,14 @@ def cancellable(handle: Cancel) -> Iterator[None]:
         yield
     finally:
         _local.cancel = previous
+        handle._finish()
+
+
+def detach_cancel() -> None:
+    """This thread's request has its answer: from now on a cancel reaches nothing (the
+    connection goes back to the pool, where another request may take it)."""
+    handle = getattr(_local, "cancel", None)
+    if handle is not None:
         handle._finish()
 
 
