@@ -18,7 +18,7 @@ from typing import Any
 
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
-from pytest_bfcl.models.server_process import ServerProcess, free_port
+from pytest_bfcl.models.server_process import ServerProcess, free_port, published_death
 from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args
 from pytest_bfcl.settings import SERVER_PORT_FIELD, server_command_words
 
@@ -90,6 +90,8 @@ class ServedChatModel(OpenAIChatModel):
         self.server = server  # None in an xdist worker: the controller owns it
         self.command = command
         self.log_path = log_path
+        if server is not None:
+            server.publish_death()  # for xdist workers, which cannot see the process
 
     def metadata(self) -> dict[str, Any]:
         info = super().metadata()
@@ -102,8 +104,11 @@ class ServedChatModel(OpenAIChatModel):
         return redact_data(info)
 
     def dead_replica(self, base_url: str) -> str | None:
-        """The started server's process is gone: why, with its log's last lines."""
-        if self.server is None or base_url.rstrip("/") != self.server.base_url:
+        """The started server's process is gone: why, with its log's last lines (an xdist
+        worker reads what the controller wrote beside the log)."""
+        if self.server is None:
+            return published_death(self.log_path)
+        if base_url.rstrip("/") != self.server.base_url:
             return None
         return self.server.death_notice()
 

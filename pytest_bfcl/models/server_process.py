@@ -60,7 +60,7 @@ def published_death(log_path: Path) -> str | None:
     """A server's death notice written beside its log, or ``None`` while it runs."""
     try:
         return death_file(log_path).read_text(encoding="utf-8") or None
-    except OSError:
+    except (OSError, ValueError):  # no such file; no log path at all
         return None
 
 
