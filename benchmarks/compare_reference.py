@@ -1,0 +1,129 @@
+"""pytest-bfcl against the official harness on the same stored results, whole processes.
+
+    python benchmarks/compare_reference.py [RESULT_MODEL_DIR] [--rounds 3] [--model NAME]
+
+RESULT_MODEL_DIR is a model directory in the reference's result layout (default: the shared
+corpus v0, 4,441 results of which 2,675 fail). The official evaluator (``bfcl evaluate`` of the
+pinned ``bfcl-eval``) runs in the conformance tool's virtualenv (built once, several minutes,
+about 2 GB); pytest-bfcl runs as a user would, ``pytest --bfcl-model=replay:DIR`` from an empty
+directory outside the repository, with the default output, with ``--tb=no`` and with ``-n 2``.
+Also timed: importing the plugin, and collecting every scored entry with the oracle.
+
+Rounds alternate between the two harnesses (the machine's load changes over time); each row
+reports the median and the fastest round, and ratios are taken from the medians. This is a
+measurement script, not a test: the numbers depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pytest_bfcl.conformance.reference import ensure_venv, handler_key_names, run_reference
+from pytest_bfcl.dataset.categories import CATEGORIES
+from pytest_bfcl.dataset.fetch import ensure_pinned_data
+from pytest_bfcl.dataset.layout import ResultLayout
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_RESULTS = REPO.parent / "shared/reference/corpus/v0/gpt-4.1-2025-04-14-FC"
+DEFAULT_MODEL = "gpt-4.1-2025-04-14-FC"
+
+
+def categories_in(model_dir: Path) -> list[str]:
+    """The categories that have a result file in the directory."""
+    layout = ResultLayout(model_dir)
+    return [name for name in CATEGORIES if layout.category_file(name).is_file()]
+
+
+def wall(command: list[str], cwd: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, cwd=cwd, capture_output=True, check=False)
+    return time.perf_counter() - started
+
+
+def ours(model_dir: Path, categories: list[str], *extra: str) -> Callable[[], float]:
+    def run() -> float:
+        with tempfile.TemporaryDirectory() as workdir:
+            command = [
+                sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+                f"--bfcl-model=replay:{model_dir}", f"--bfcl-category={','.join(categories)}",
+                "--rootdir", workdir, workdir, *extra,
+            ]  # fmt: skip
+            return wall(command, Path(workdir))
+
+    return run
+
+
+def official(model_dir: Path, categories: list[str], model: str) -> Callable[[], float]:
+    python = ensure_venv(progress=lambda line: print(line, file=sys.stderr))
+    unpacked = ensure_pinned_data().unpacked_root
+    assert unpacked is not None
+    keys = handler_key_names(unpacked)  # placeholders: its handlers want keys to start
+
+    def run() -> float:
+        with tempfile.TemporaryDirectory() as root:
+            started = time.perf_counter()
+            reference = run_reference(
+                python, Path(root), model_dir, model, categories, key_names=keys
+            )
+            if reference.returncode != 0:
+                print(f"official evaluator: exit {reference.returncode}", file=sys.stderr)
+            return time.perf_counter() - started
+
+    return run
+
+
+def plugin_import() -> float:
+    code = "import time; t = time.perf_counter(); import pytest_bfcl.plugin; "
+    code += "print(time.perf_counter() - t)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    return float(done.stdout.strip())
+
+
+def collect_all() -> float:
+    with tempfile.TemporaryDirectory() as workdir:
+        command = [
+            sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
+            "--bfcl-model=oracle", "--rootdir", workdir, workdir,
+        ]  # fmt: skip
+        return wall(command, Path(workdir))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("results", nargs="?", type=Path, default=DEFAULT_RESULTS)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="the registry name to score as")
+    args = parser.parse_args()
+    model_dir = args.results.resolve()
+    categories = categories_in(model_dir)
+    rows: dict[str, Callable[[], float]] = {
+        "official bfcl evaluate": official(model_dir, categories, args.model),
+        "pytest-bfcl, default output": ours(model_dir, categories),
+        "pytest-bfcl, --tb=no": ours(model_dir, categories, "--tb=no"),
+        "pytest-bfcl, -n 2": ours(model_dir, categories, "-n", "2"),
+        "import pytest_bfcl.plugin": plugin_import,
+        "collect every scored entry (oracle)": collect_all,
+    }
+    times: dict[str, list[float]] = {name: [] for name in rows}
+    for round_ in range(args.rounds):
+        for name, run in rows.items():
+            times[name].append(run())
+            print(f"round {round_ + 1}: {name}: {times[name][-1]:.2f} s", file=sys.stderr)
+    reference = statistics.median(times["official bfcl evaluate"])
+    print(f"\n{len(categories)} categories from {model_dir}, {args.rounds} rounds")
+    print(f"{'':40} {'median':>8} {'fastest':>8} {'vs official':>12}")
+    for name, values in times.items():
+        median = statistics.median(values)
+        ratio = f"{median / reference:.2f}x" if "pytest-bfcl," in name else ""
+        print(f"{name:40} {median:8.2f} {min(values):8.2f} {ratio:>12}")
+
+
+if __name__ == "__main__":
+    main()
