@@ -105,12 +105,22 @@ def secret_values() -> frozenset[str]:
     """Every value masked by value right now: registered values, and the values of registered
     and secret-named environment variables."""
     with _lock:
-        values = set(_registered_values)
-        env_names = set(_registered_env)
-    for name, value in _environment():
-        if (name in env_names or is_secret_name(name)) and len(value) >= MIN_SECRET_LENGTH:
-            values.add(value)
-    return frozenset(values)
+        registered = frozenset(_registered_values)
+        env_names = frozenset(_registered_env)
+    return registered | _environment_secrets(tuple(_environment()), env_names)
+
+
+@functools.lru_cache(maxsize=8)
+def _environment_secrets(
+    environment: tuple[tuple[str, str], ...], env_names: frozenset[str]
+) -> frozenset[str]:
+    """The secret values of an environment (remembered: it rarely changes during a run, and
+    every report line and failure text is redacted)."""
+    return frozenset(
+        value
+        for name, value in environment
+        if (name in env_names or is_secret_name(name)) and len(value) >= MIN_SECRET_LENGTH
+    )
 
 
 def _environment() -> list[tuple[str, str]]:
