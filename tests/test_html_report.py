@@ -569,7 +569,10 @@ def test_a_multi_turn_entry_shows_its_state_difference(opened: Any, records: lis
     functions = detail.find_element("css selector", "details.functions")
     assert not functions.get_attribute("open")  # collapsed until asked
     functions.find_element("css selector", "summary").click()
-    assert "GorillaFileSystem.mkdir" in functions.text
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # the docs are added on the "toggle" event, which fires after the click has returned
+    WebDriverWait(opened, 5).until(lambda _: "GorillaFileSystem.mkdir" in functions.text)
     assert _errors(opened) == []
 
 
