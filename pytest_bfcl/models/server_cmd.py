@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.models.base import ModelSpecError
-from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
-from pytest_bfcl.models.server_process import ServerProcess, free_port, published_death
+from pytest_bfcl.models.openai_chat import EndpointSettings
+from pytest_bfcl.models.server_process import ServerProcess, free_port
+from pytest_bfcl.models.started_servers import StartedServersModel
 from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args
 from pytest_bfcl.settings import SERVER_PORT_FIELD, server_command_words
 
@@ -72,7 +73,7 @@ def make_served_model(
     return ServedChatModel(endpoint, scoring, texts, cache, hook, server, words, log)
 
 
-class ServedChatModel(OpenAIChatModel):
+class ServedChatModel(StartedServersModel):
     """An OpenAI-compatible client bound to the server the session started."""
 
     def __init__(
@@ -86,12 +87,10 @@ class ServedChatModel(OpenAIChatModel):
         command: list[str],
         log_path: Path,
     ) -> None:
-        super().__init__(endpoint, scoring, texts, cache, hook)
-        self.server = server  # None in an xdist worker: the controller owns it
+        servers = [server] if server is not None else []  # none in an xdist worker
+        super().__init__(endpoint, scoring, texts, cache, hook, servers, [log_path])
+        self.server = server
         self.command = command
-        self.log_path = log_path
-        if server is not None:
-            server.publish_death()  # for xdist workers, which cannot see the process
 
     def metadata(self) -> dict[str, Any]:
         info = super().metadata()
@@ -102,20 +101,6 @@ class ServedChatModel(OpenAIChatModel):
             "shared_from_controller": self.server is None,
         }
         return redact_data(info)
-
-    def dead_replica(self, base_url: str) -> str | None:
-        """The started server's process is gone: why, with its log's last lines (an xdist
-        worker reads what the controller wrote beside the log)."""
-        if self.server is None:
-            return published_death(self.log_path)
-        if base_url.rstrip("/") != self.server.base_url:
-            return None
-        return self.server.death_notice()
-
-    def close(self) -> None:
-        super().close()
-        if self.server is not None:
-            self.server.stop()
 
     def shared_server(self) -> dict[str, str]:
         """What xdist workers need to use this process's server instead of starting one."""

@@ -18,15 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.models.base import ModelSpecError
-from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
+from pytest_bfcl.models.openai_chat import EndpointSettings
 from pytest_bfcl.models.server_process import (
     ServerProcess,
     ServerStartError,
     free_port,
     log_tail,
-    published_death,
     start_all,
 )
+from pytest_bfcl.models.started_servers import StartedServersModel
 from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args
 
 __all__ = [
@@ -195,7 +195,7 @@ def make_vllm_model(
     return VllmChatModel(endpoint, scoring, texts, cache, hook, servers, extra, logs)
 
 
-class VllmChatModel(OpenAIChatModel):
+class VllmChatModel(StartedServersModel):
     """An OpenAI-compatible client bound to the session's vLLM servers."""
 
     def __init__(
@@ -209,18 +209,8 @@ class VllmChatModel(OpenAIChatModel):
         serving_args: list[str],
         log_paths: list[Path],
     ) -> None:
-        super().__init__(endpoint, scoring, texts, cache, hook)
-        self.servers = servers
+        super().__init__(endpoint, scoring, texts, cache, hook, servers, log_paths)
         self.serving_args = serving_args
-        self.log_paths = log_paths
-        self._server_at = {s.base_url: s for s in servers}
-        self._log_at = dict(zip(endpoint.base_urls, log_paths, strict=True))
-        for server in servers:
-            server.publish_death()  # for xdist workers, which cannot see the process
-
-    @property
-    def log_path(self) -> Path:
-        return self.log_paths[0]
 
     def metadata(self) -> dict[str, Any]:
         info = super().metadata()
@@ -238,20 +228,6 @@ class VllmChatModel(OpenAIChatModel):
                 {"log": str(log), "devices": devices.get(log)} for log in self.log_paths
             ]
         return redact_data(info)
-
-    def dead_replica(self, base_url: str) -> str | None:
-        """A replica's process is gone: why, with its log (known at once, no retries needed;
-        an xdist worker reads what the controller wrote beside the log)."""
-        server = self._server_at.get(base_url)
-        if server is not None:
-            return server.death_notice()
-        log = self._log_at.get(base_url)
-        return published_death(log) if log is not None else None
-
-    def close(self) -> None:
-        super().close()
-        for server in self.servers:
-            server.stop()
 
     def shared_server(self) -> dict[str, list[str]]:
         """What xdist workers need to use this process's servers instead of starting some."""
