@@ -109,7 +109,9 @@ def test_a_replica_that_refuses_connections_from_the_start(pytester, dataset, tm
         result.assert_outcomes(passed=PASSED, failed=FAILED)
         report = replicas_report(tmp_path)
         assert report[good.base_url]["requests"] == PASSED + FAILED
-        assert report[nobody]["states"] == [] or report[nobody]["requests"] <= 2
+        assert report[nobody]["requests"] == 0 and report[nobody]["states"] == ["ejected"]
+        line = next(line for line in result.outlines if f"replica {nobody}" in line)
+        assert "ended ejected: it did not answer before the run" in line
 
 
 def test_every_replica_refusing_stops_before_generation(pytester, tmp_path):

@@ -103,8 +103,8 @@ def replica_summary(reports: list[list[dict[str, Any]]]) -> list[dict[str, Any]]
             for kind, count in stats["errors"].items():
                 into["errors"][kind] = into["errors"].get(kind, 0) + count
             into["latencies"].extend(stats["latencies"])
-            if stats["requests"]:
-                into["states"].add(stats["state"])
+            if stats["requests"] or stats["state"] != "in rotation":
+                into["states"].add(stats["state"])  # a process that never used it: no news
             if stats.get("reason") and stats["reason"] not in into["reasons"]:
                 into["reasons"].append(stats["reason"])
     return [_replica_figures(m) for m in merged.values()]
