@@ -22,6 +22,21 @@ def percentile(sorted_values: list[float], fraction: float) -> float:
     return sorted_values[index]
 
 
+def latency_figures(sorted_values: list[float]) -> dict[str, float] | None:
+    """Mean, percentiles and maximum of already sorted latencies (``None`` when there are
+    none)."""
+    if not sorted_values:
+        return None
+    return {
+        "mean": round(sum(sorted_values) / len(sorted_values), 4),
+        "p50": percentile(sorted_values, 0.50),
+        "p90": percentile(sorted_values, 0.90),
+        "p95": percentile(sorted_values, 0.95),
+        "p99": percentile(sorted_values, 0.99),
+        "max": sorted_values[-1],
+    }
+
+
 def usage_summary(
     latencies: list[float],
     input_tokens: int,
@@ -36,20 +51,11 @@ def usage_summary(
         "model_queries": steps,
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
-        "latency_s": None,
+        "latency_s": latency_figures(values),
         "wall_s": round(wall_seconds, 3) if wall_seconds is not None else None,
         "entries_per_s": None,
         "cost_usd": None,
     }
-    if values:
-        summary["latency_s"] = {
-            "mean": round(sum(values) / len(values), 4),
-            "p50": percentile(values, 0.50),
-            "p90": percentile(values, 0.90),
-            "p95": percentile(values, 0.95),
-            "p99": percentile(values, 0.99),
-            "max": values[-1],
-        }
     if wall_seconds:
         summary["entries_per_s"] = round(len(values) / wall_seconds, 3)
     if prices is not None and (prices.input is not None or prices.output is not None):
@@ -111,16 +117,7 @@ def replica_summary(reports: list[list[dict[str, Any]]]) -> list[dict[str, Any]]
 
 
 def _replica_figures(merged: dict[str, Any]) -> dict[str, Any]:
-    values = sorted(merged.pop("latencies"))
-    latency = None
-    if values:
-        latency = {
-            "mean": round(sum(values) / len(values), 4),
-            "p50": percentile(values, 0.50),
-            "p90": percentile(values, 0.90),
-            "p99": percentile(values, 0.99),
-            "max": values[-1],
-        }
+    latency = latency_figures(sorted(merged.pop("latencies")))
     errors = merged["errors"]
     return {
         **merged,
