@@ -37,6 +37,27 @@ def serve(balancer: Balancer, replica: Replica, latency: float) -> None:
     balancer.release(replica, latency=latency)
 
 
+def fail(
+    balancer: Balancer,
+    replica: Replica,
+    times: int = EJECT_AFTER,
+    kind: str = "silent",
+    message: str = "x",
+    lasting: bool = False,
+) -> None:
+    """Attempts sent to ``replica`` that fail, one after another."""
+    for _ in range(times):
+        replica.outstanding += 1
+        balancer.release(replica, failure=kind, message=message, lasting=lasting)
+
+
+def probe_when_due(balancer: Balancer, replica: Replica, clock: Clock) -> None:
+    """Move the clock to the replica's probe, and wait for the probe to be done."""
+    clock.now = replica.probe_at
+    balancer.look_after(clock.now)
+    _wait_for(lambda: not replica.probing)
+
+
 def test_equal_replicas_share_requests_in_flight():
     balancer, _, _ = make(3)
     picked = Counter(balancer.acquire().base_url for _ in range(30))
@@ -88,15 +109,11 @@ def test_failures_in_a_row_eject_and_a_probe_brings_it_back():
 
 def test_a_failed_trial_ejects_again_with_a_longer_cooldown():
     balancer, (bad, _good), clock = make(2, probe=lambda r: Probe(True))
-    for _ in range(EJECT_AFTER):
-        balancer.acquire(avoid=_good)
-        balancer.release(bad, failure="silent", message="timeout")
+    fail(balancer, bad, message="timeout")
     first = bad.cooldown
-    clock.now = bad.probe_at
-    balancer.look_after(clock.now)
-    _wait_for(lambda: bad.state == "half-open")
-    bad.outstanding += 1
-    balancer.release(bad, failure="silent", message="timeout again")
+    probe_when_due(balancer, bad, clock)
+    assert bad.state == "half-open"
+    fail(balancer, bad, times=1, message="timeout again")
     assert bad.state == "ejected" and bad.cooldown == 2 * first
     assert bad.ejections == 1  # the same ejection, longer
     assert "trial request failed" in (bad.reason or "")
@@ -104,27 +121,17 @@ def test_a_failed_trial_ejects_again_with_a_longer_cooldown():
 
 def test_a_failing_probe_keeps_it_out():
     balancer, (bad, _good), clock = make(2, probe=lambda r: Probe(False))
-    for _ in range(EJECT_AFTER):
-        balancer.acquire(avoid=_good)
-        balancer.release(bad, failure="silent", message="x")
-    clock.now = bad.probe_at
-    balancer.look_after(clock.now)
-    _wait_for(lambda: not bad.probing)
+    fail(balancer, bad)
+    probe_when_due(balancer, bad, clock)
     assert bad.state == "ejected" and bad.probe_at > clock.now and bad.fatal is None
 
 
 def test_a_probe_refused_counts_as_a_refusal():
     balancer, (bad, good), clock = make(2, probe=lambda r: Probe(False, "connection refused"))
-    for _ in range(EJECT_AFTER):
-        balancer.acquire(avoid=good)
-        balancer.release(bad, failure="silent", message="reset")
-    clock.now = bad.probe_at
-    balancer.look_after(clock.now)
-    _wait_for(lambda: not bad.probing)
+    fail(balancer, bad, message="reset")
+    probe_when_due(balancer, bad, clock)
     assert bad.fatal == "connection refused" and balancer.refused_everywhere() is None
-    for _ in range(2):
-        good.outstanding += 1
-        balancer.release(good, failure="fatal", message="refused too")
+    fail(balancer, good, times=2, kind="fatal", message="refused too")
     assert balancer.refused_everywhere() == "connection refused; refused too"
 
 
@@ -133,9 +140,7 @@ def test_with_nothing_usable_each_replica_is_tried_in_turn():
     show whether they refuse connections (a server that is down everywhere is then known)."""
     balancer, (a, b), _ = make(2)
     for replica in (a, b):
-        for _ in range(EJECT_AFTER):
-            replica.outstanding += 1
-            balancer.release(replica, failure="silent", message="reset")
+        fail(balancer, replica, message="reset")
     a.probe_at -= 10  # due back first: chosen first, and again but for the rule
     first = balancer.acquire()
     assert first is a
@@ -146,9 +151,7 @@ def test_with_nothing_usable_each_replica_is_tried_in_turn():
 def test_lasting_refusals_give_up_for_good_and_refused_connections_are_probed():
     balancer, (key, down), _ = make(2)
     for replica, lasting in ((key, True), (down, False)):
-        for _ in range(2):
-            replica.outstanding += 1
-            balancer.release(replica, failure="fatal", lasting=lasting, message=f"no {lasting}")
+        fail(balancer, replica, times=2, kind="fatal", message=f"no {lasting}", lasting=lasting)
     assert key.state == "given up" and down.state == "ejected"
     assert balancer.refused_everywhere() == "no True; no False"
     down.outstanding += 1
@@ -160,9 +163,7 @@ def test_lasting_refusals_give_up_for_good_and_refused_connections_are_probed():
 def test_with_nothing_usable_the_one_due_back_first_is_used():
     balancer, (a, b), clock = make(2)
     for replica in (a, b):
-        for _ in range(EJECT_AFTER):
-            replica.outstanding += 1
-            balancer.release(replica, failure="silent", message="x")
+        fail(balancer, replica)
     b.probe_at = clock.now - 1
     assert balancer.acquire() is b
     balancer.give_up(a, "died")
@@ -173,13 +174,9 @@ def test_with_nothing_usable_the_one_due_back_first_is_used():
 
 def test_busy_and_refused_answers_show_the_server_is_alive():
     balancer, (a, _b), _ = make(2)
-    for _ in range(EJECT_AFTER - 1):
-        a.outstanding += 1
-        balancer.release(a, failure="silent", message="x")
-    a.outstanding += 1
-    balancer.release(a, failure="busy")
-    a.outstanding += 1
-    balancer.release(a, failure="silent", message="x")
+    fail(balancer, a, times=EJECT_AFTER - 1)
+    fail(balancer, a, times=1, kind="busy")
+    fail(balancer, a, times=1)
     assert a.state == "in rotation" and a.failures == Counter(silent=3, busy=1)
 
 
@@ -223,14 +220,10 @@ def test_silent_everywhere_needs_every_replica_silent():
     balancer, (a, b), clock = make(2)
     for replica in (a, b):
         balancer.acquire(avoid=b if replica is a else a)
-    for _ in range(3):
-        a.outstanding += 1
-        balancer.release(a, failure="silent", message="timeout")
+    fail(balancer, a, times=3, message="timeout")
     clock.now += 20
     assert balancer.silent_everywhere(3, 15.0) is None  # b has not failed yet
-    for _ in range(3):
-        b.outstanding += 1
-        balancer.release(b, failure="silent", message="timeout")
+    fail(balancer, b, times=3, message="timeout")
     assert balancer.silent_everywhere(3, 15.0) == pytest.approx(20.0)
     assert balancer.silent_everywhere(3, 30.0) is None  # not silent for long enough
     b.outstanding += 1
@@ -240,9 +233,7 @@ def test_silent_everywhere_needs_every_replica_silent():
 
 def test_an_answer_brings_a_replica_back_whatever_its_state():
     balancer, (a, _b), _ = make(2)
-    for _ in range(EJECT_AFTER):
-        a.outstanding += 1
-        balancer.release(a, failure="silent", message="500")
+    fail(balancer, a, message="500")
     assert a.state == "ejected"
     a.outstanding += 1
     balancer.release(a, latency=0.2)
@@ -251,14 +242,10 @@ def test_an_answer_brings_a_replica_back_whatever_its_state():
 
 def test_a_probe_that_answers_forgets_old_refusals():
     balancer, (a, _b), clock = make(2, probe=lambda r: Probe(True))
-    for _ in range(2):
-        a.outstanding += 1
-        balancer.release(a, failure="fatal", message="connection refused")
+    fail(balancer, a, times=2, kind="fatal", message="connection refused")
     assert a.fatal and a.state == "ejected"
-    clock.now = a.probe_at
-    balancer.look_after(clock.now)
-    _wait_for(lambda: a.state == "half-open")
-    assert a.fatal is None and balancer.refused_everywhere() is None
+    probe_when_due(balancer, a, clock)
+    assert a.state == "half-open" and a.fatal is None and balancer.refused_everywhere() is None
 
 
 def test_slow_answers_everywhere_are_not_a_stall():

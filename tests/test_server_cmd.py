@@ -6,14 +6,12 @@ workers, teardown on success, failure and interrupt, a server dying mid-run."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from test_vllm_server import gone, pids
+from test_vllm_server import gone, interrupt_while_serving, pids
 
 pytest_plugins = ["pytester"]
 TESTS = Path(__file__).resolve().parent
@@ -97,17 +95,8 @@ def test_a_server_that_dies_mid_run_stops_the_session_once(
 
 def test_interrupt_stops_the_server(stand_in, tmp_path, monkeypatch, data_source):
     monkeypatch.setenv("STANDIN_LATENCY", "0.5")
-    command = [
-        sys.executable, "-m", "pytest", *server_args(tmp_path, category="live_simple"),
-        f"--bfcl-data={data_source.data_dir}", "--bfcl-concurrency=2", str(tmp_path),
-    ]  # fmt: skip
-    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not pids(stand_in) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(2)  # serving
-    process.send_signal(signal.SIGINT)
-    out, _ = process.communicate(timeout=60)
+    args = server_args(tmp_path, category="live_simple")
+    out = interrupt_while_serving(args, stand_in, tmp_path, data_source)
     assert "KeyboardInterrupt" in out or "Interrupted" in out
     assert gone(pids(stand_in)[0])
 

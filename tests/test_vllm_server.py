@@ -119,19 +119,28 @@ def test_tool_calling_needs_a_parser(pytester, stand_in, tmp_path):
     assert pids(stand_in) == []
 
 
-def test_interrupt_stops_the_server(stand_in, tmp_path, monkeypatch, data_source):
-    monkeypatch.setenv("STANDIN_LATENCY", "0.5")
+def interrupt_while_serving(args: list[str], starts: Path, tmp_path: Path, data_source) -> str:
+    """Run a session with these options in a process of its own, press Ctrl-C once the
+    stand-in has been serving a while, and return the session's output. The stand-in must
+    answer slowly (``STANDIN_LATENCY``) so that the session is still running."""
     command = [
-        sys.executable, "-m", "pytest", *vllm_args(tmp_path, category="live_simple"),
-        f"--bfcl-data={data_source.data_dir}", "--bfcl-concurrency=2", str(tmp_path),
+        sys.executable, "-m", "pytest", *args, f"--bfcl-data={data_source.data_dir}",
+        "--bfcl-concurrency=2", str(tmp_path),
     ]  # fmt: skip
     process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while not pids(stand_in) and time.monotonic() < deadline:
+    while not pids(starts) and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(2)  # serving
     process.send_signal(signal.SIGINT)
     out, _ = process.communicate(timeout=60)
+    return out
+
+
+def test_interrupt_stops_the_server(stand_in, tmp_path, monkeypatch, data_source):
+    monkeypatch.setenv("STANDIN_LATENCY", "0.5")
+    args = vllm_args(tmp_path, category="live_simple")
+    out = interrupt_while_serving(args, stand_in, tmp_path, data_source)
     assert "KeyboardInterrupt" in out or "Interrupted" in out
     assert gone(pids(stand_in)[0])
 
