@@ -89,6 +89,19 @@ def test_values_of_key_variables_are_masked_anywhere(monkeypatch):
     assert redact_text(text) == f"loading with {MASK}; search {MASK}; {MASK}; abc"
 
 
+def test_a_key_variable_set_or_changed_between_two_texts_is_masked_in_the_second(monkeypatch):
+    # The environment's secrets are remembered between calls; a change must still be seen.
+    text = f"one hf-{SENTINEL} two hf-{SENTINEL}-new"
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    assert redact_text(text) == text
+    monkeypatch.setenv("HF_TOKEN", f"hf-{SENTINEL}")
+    assert redact_text(text) == f"one {MASK} two {MASK}-new"
+    monkeypatch.setenv("HF_TOKEN", f"hf-{SENTINEL}-new")
+    assert redact_text(text) == f"one hf-{SENTINEL} two {MASK}"
+    monkeypatch.delenv("HF_TOKEN")
+    assert redact_text(text) == text
+
+
 def test_registered_values_are_masked_and_short_ones_ignored():
     register_secret(SENTINEL)
     register_secret("a")
