@@ -24,7 +24,7 @@ from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
 from pytest_bfcl.markers import marker_names, register_markers
 from pytest_bfcl.models.base import Generation, ModelSpecError
 from pytest_bfcl.models.replay import ReplayError
-from pytest_bfcl.perf import paused_gc, quick_interpreter_exit
+from pytest_bfcl.perf import freeze_long_lived, paused_gc, quick_interpreter_exit
 from pytest_bfcl.redact import redact_data, redact_text
 from pytest_bfcl.report.baseline import (
     Baseline,
@@ -303,19 +303,25 @@ class BfclSessionPlugin:
         self.functions: dict[str, Any] = {}  # their function docs, once per distinct set
         self.functions_sent: set[str] = set()  # keys this process already attached
         self.worker_replicas: list[list[dict[str, Any]]] = []  # from each xdist worker
+        self.queue_watch = XdistQueueWatch()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """Before anything is generated (and before xdist starts its workers): set-up problems
         end the session with one line, and the score board learns what the run must score."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self.is_worker and reporter is not None:
+            # A worker's summary is never shown, and pytest's FAILURES section costs time
+            # quadratic in the failures: the controller prints the failures it is sent.
+            _leave_bfcl_failures_out_of_sections(reporter)
         if self.is_worker or self.config.option.collectonly:
             return
         try:
             preflight(self.run)
         except SetupError as exc:
             raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
-        self.board.expect(self.run.expected_ids(), self.run.sampled_populations())
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        expected = self.run.expected_ids()
+        self.board.expect(expected, self.run.sampled_populations())
         if reporter is not None and self._summarise_failures():
             _leave_bfcl_failures_out_of_sections(reporter)
         if self.baseline is not None and not self.settings.baseline_common:
@@ -326,6 +332,12 @@ class BfclSessionPlugin:
                 if category_of_id(entry_id) not in selected:
                     extra.setdefault(category_of_id(entry_id), set()).add(entry_id)
             self.board.expect(extra)
+        # The parsed data is kept for the session (an xdist controller collects no items).
+        freeze_long_lived(sum(len(ids) for ids in expected.values()))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        freeze_long_lived(len(session.items))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
@@ -361,7 +373,7 @@ class BfclSessionPlugin:
         stay in flight between items; the workers share ``--bfcl-concurrency``."""
         if not self.is_worker or not isinstance(item, BfclItem):
             return
-        queued = _xdist_queued_items(self.config, item.session)
+        queued = self.queue_watch.new_items(self.config, item.session)
         ids = [i.entry_id for i in [item, *queued] if isinstance(i, BfclItem)]
         workers = int(self.config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
         self.run.prefetch(ids, concurrency=max(1, self.settings.concurrency // workers))
@@ -626,20 +638,37 @@ def _longrepr_line(report: pytest.TestReport) -> str:
     return str(longrepr).strip().splitlines()[-1] if str(longrepr).strip() else ""
 
 
-def _xdist_queued_items(config: pytest.Config, session: pytest.Session) -> list[pytest.Item]:
-    """The items xdist has queued on this worker (read from its worker loop; empty if that
-    changes shape in another xdist version, in which case items generate one at a time)."""
-    for plugin in config.pluginmanager.get_plugins():
-        queue = getattr(plugin, "torun", None)
-        if queue is None or not hasattr(queue, "lock"):
-            continue
-        try:
-            with queue.lock() as pending:
-                indices = [i for i in pending if isinstance(i, int)]
-            nxt = getattr(plugin, "nextitem_index", None)
-            if isinstance(nxt, int):
-                indices.insert(0, nxt)
-            return [session.items[i] for i in indices if 0 <= i < len(session.items)]
-        except Exception:  # an internal of another plugin: never fatal
-            return []
-    return []
+class XdistQueueWatch:
+    """What an xdist worker has queued, read from its worker loop, and only when the queue
+    grew or was replaced since the last look: reading the whole queue before every item
+    costs time quadratic in the items. Empty if the loop changes shape in another xdist
+    version, in which case items generate one at a time."""
+
+    def __init__(self) -> None:
+        self._queue_id = 0
+        self._length = 0
+
+    def new_items(self, config: pytest.Config, session: pytest.Session) -> list[pytest.Item]:
+        for plugin in config.pluginmanager.get_plugins():
+            queue = getattr(plugin, "torun", None)
+            if queue is None or not hasattr(queue, "lock"):
+                continue
+            try:
+                return self._read(plugin, queue, session)
+            except Exception:  # an internal of another plugin: never fatal
+                return []
+        return []
+
+    def _read(self, plugin: Any, queue: Any, session: pytest.Session) -> list[pytest.Item]:
+        with queue.lock() as pending:
+            # Each item takes one index off the queue; a longer queue than that leaves, or
+            # another queue object (work stealing replaces it), means new indices arrived.
+            unchanged = id(pending) == self._queue_id and len(pending) <= self._length - 1
+            self._queue_id, self._length = id(pending), len(pending)
+            if unchanged:
+                return []
+            indices = [i for i in pending if isinstance(i, int)]
+        nxt = getattr(plugin, "nextitem_index", None)
+        if isinstance(nxt, int):
+            indices.insert(0, nxt)
+        return [session.items[i] for i in indices if 0 <= i < len(session.items)]
