@@ -61,7 +61,9 @@ class FakeOpenAI:
         self.huge_bytes = 50_000_000  # size of a "huge" answer
         self.patch: dict[str, Any] = {}  # fields merged into every completion (odd shapes)
         self.requests: Counter[str] = Counter()  # entry id -> requests received
+        self.authorizations: list[str] = []  # the Authorization header of each chat request
         self.in_flight = self.max_in_flight = 0  # concurrent requests being answered
+        self.spans: list[tuple[float, float]] = []  # time.time() each chat request came, left
         self.capacity: int | None = None  # requests answered at once; the rest wait their turn
         self._slots: threading.Semaphore | None = None
         self.stall_after: int | None = None  # chat requests answered before it stops answering
@@ -178,6 +180,8 @@ class FakeOpenAI:
                     "first_request": fake.first_request,
                     "last_answer": fake.last_answer,
                 }
+                if "spans" in self.path:  # when each request came and was answered
+                    stats["spans"] = list(fake.spans)
                 return self._send(200, stats)
 
             def _hostile(self, fault: str) -> bool:
@@ -203,6 +207,7 @@ class FakeOpenAI:
                 return True
 
             def do_POST(self) -> None:
+                arrived = time.time()
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length))
                 fault = fake.always or fake.chat_fault
@@ -210,6 +215,7 @@ class FakeOpenAI:
                     return None
                 entry_id, answer = fake.answer_for(body)
                 with fake.lock:
+                    fake.authorizations.append(str(self.headers.get("Authorization")))
                     if fake.first_request is None:
                         fake.first_request = time.time()
                     stalled = (
@@ -225,6 +231,7 @@ class FakeOpenAI:
                 fake.wait_turn()
                 with fake.lock:
                     fake.in_flight -= 1
+                    fake.spans.append((arrived, time.time()))
                 if fault == "429":
                     return self._send(
                         429, {"error": {"message": "slow down"}}, {"retry-after": "0"}

@@ -68,3 +68,15 @@ def test_importing_the_plugin_imports_no_engine():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_an_endpoint_run_starts_without_importing_the_openai_sdk():
+    # Its import alone took 0.3-0.4 s of every start; the endpoint model needs only its HTTP stack.
+    code = (
+        "import sys; from pytest_bfcl.settings import Settings; "
+        "from pytest_bfcl.run.engine import BfclRun; "
+        "BfclRun.create(Settings(model='m', categories=['simple_python'], "
+        "base_urls=['http://127.0.0.1:9/v1'])); print('openai' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -184,3 +184,39 @@ def test_xdist_workers_keep_requests_in_flight(pytester, dataset, tmp_path):
         result.assert_outcomes(passed=254, failed=4)
         assert fake.total_requests() == 258
         assert fake.max_in_flight > 2
+
+
+def test_url_and_headers_come_from_the_sdks_environment_variables(monkeypatch):
+    from pytest_bfcl.models.openai_chat import (
+        DEFAULT_BASE_URL,
+        request_headers,
+        resolved_base_url,
+    )
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_ORG_ID", raising=False)
+    monkeypatch.delenv("OPENAI_PROJECT_ID", raising=False)
+    assert resolved_base_url(None) == DEFAULT_BASE_URL
+    assert resolved_base_url("http://h:1/v1/") == "http://h:1/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://gateway:8/v1/")
+    assert resolved_base_url(None) == "http://gateway:8/v1"
+    assert resolved_base_url("http://h:1/v1") == "http://h:1/v1"  # the flag wins
+    headers = request_headers("sk-test")
+    assert headers["Authorization"] == "Bearer sk-test"
+    assert "OpenAI-Organization" not in headers and "OpenAI-Project" not in headers
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-1")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-1")
+    headers = request_headers("sk-test")
+    assert headers["OpenAI-Organization"] == "org-1" and headers["OpenAI-Project"] == "proj-1"
+
+
+def test_requests_reach_the_server_with_the_key_as_a_bearer_token(
+    pytester, server, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("BENCH_SECRET_KEY", "sk-bearer-check-123")
+    result = pytester.runpytest(
+        *args(server, tmp_path, "--bfcl-api-key-env=BENCH_SECRET_KEY", category="live_relevance")
+    )
+    assert result.ret == 0
+    assert server.authorizations
+    assert set(server.authorizations) == {"Bearer sk-bearer-check-123"}

@@ -71,7 +71,7 @@ class Probe:
 class Replica:
     """One server address and what the balancer knows about it."""
 
-    base_url: str  # as the user wrote it (or the SDK's default), for messages
+    base_url: str  # as the user wrote it (or the default), for messages
     headers: dict[str, str]
     state: State = "in rotation"
     outstanding: int = 0
