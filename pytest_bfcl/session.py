@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -24,7 +25,12 @@ from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
 from pytest_bfcl.markers import marker_names, register_markers
 from pytest_bfcl.models.base import Generation, ModelSpecError
 from pytest_bfcl.models.replay import ReplayError
-from pytest_bfcl.perf import freeze_long_lived, paused_gc, quick_interpreter_exit
+from pytest_bfcl.perf import (
+    allow_freezing,
+    freeze_long_lived,
+    paused_gc,
+    quick_interpreter_exit,
+)
 from pytest_bfcl.redact import redact_data, redact_text
 from pytest_bfcl.report.baseline import (
     Baseline,
@@ -63,6 +69,8 @@ SESSION_KEY = pytest.StashKey[str]()
 def start(config: pytest.Config, values: dict[str, Any]) -> None:
     """Build the run from the option values and register the session plugin; a set-up problem
     is a usage error, said once."""
+    if _owns_process(config):
+        allow_freezing()
     try:
         for categories in config.hook.pytest_bfcl_add_categories():
             added = add_custom_categories(list(categories or []))
@@ -320,8 +328,7 @@ class BfclSessionPlugin:
             preflight(self.run)
         except SetupError as exc:
             raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
-        expected = self.run.expected_ids()
-        self.board.expect(expected, self.run.sampled_populations())
+        self.board.expect(self.run.expected_ids(), self.run.sampled_populations())
         if reporter is not None and self._summarise_failures():
             _leave_bfcl_failures_out_of_sections(reporter)
         if self.baseline is not None and not self.settings.baseline_common:
@@ -332,12 +339,13 @@ class BfclSessionPlugin:
                 if category_of_id(entry_id) not in selected:
                     extra.setdefault(category_of_id(entry_id), set()).add(entry_id)
             self.board.expect(extra)
-        # The parsed data is kept for the session (an xdist controller collects no items).
-        freeze_long_lived(sum(len(ids) for ids in expected.values()))
+        if _owns_process(self.config):  # an xdist controller collects no items: freeze now
+            freeze_long_lived()
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        freeze_long_lived(len(session.items))
+        if _owns_process(self.config):
+            freeze_long_lived()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
@@ -574,6 +582,14 @@ def _leave_bfcl_failures_out_of_sections(reporter: Any) -> None:
             reporter.stats["failed"] = failed
 
     reporter.summary_failures = summary_failures
+
+
+def _owns_process(config: pytest.Config) -> bool:
+    """Whether this session is the process's own: an xdist worker, or pytest run from its
+    command line (not a session inside another, as pytester's inline runs are)."""
+    if hasattr(config, "workerinput"):
+        return True
+    return tuple(config.invocation_params.args) == tuple(sys.argv[1:])
 
 
 def _is_bfcl(report: Any) -> bool:

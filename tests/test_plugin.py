@@ -267,3 +267,29 @@ def test_stepwise_stops_and_resumes_on_bfcl_items(pytester, dataset, tmp_path):
     first.assert_outcomes(passed=4, failed=1)  # stops at the first failure
     second = pytester.runpytest(*args, "--sw-skip")
     second.assert_outcomes(passed=11, failed=1, deselected=4)
+
+
+def test_a_session_inside_another_process_leaves_its_garbage_collector_alone(pytester, data_args):
+    # Freezing the heap after collection pays in a process of its own (pytest's closing
+    # collections skip the parsed data and the items); a session inside another process
+    # (pytester's inline runs) would keep its cycles until that process exits.
+    import gc
+
+    frozen = gc.get_freeze_count()
+    result = pytester.runpytest("--bfcl-model=oracle", "--bfcl-category=live_relevance", *data_args)
+    result.assert_outcomes(passed=16)
+    assert gc.get_freeze_count() == frozen
+
+
+def test_a_session_in_its_own_process_freezes_what_it_collected(pytester, data_args):
+    pytester.makeconftest(
+        "import gc\n"
+        "def pytest_sessionfinish(session):\n"
+        "    print(f'frozen objects: {gc.get_freeze_count()}')\n"
+    )
+    result = pytester.runpytest_subprocess(
+        "--bfcl-model=oracle", "--bfcl-category=live_relevance", "-s", *data_args
+    )
+    result.assert_outcomes(passed=16)
+    frozen = int(re.search(r"frozen objects: (\d+)", result.stdout.str()).group(1))
+    assert frozen > 10_000  # the modules, the parsed entries and the items
