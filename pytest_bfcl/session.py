@@ -339,8 +339,15 @@ class BfclSessionPlugin:
                 if category_of_id(entry_id) not in selected:
                     extra.setdefault(category_of_id(entry_id), set()).add(entry_id)
             self.board.expect(extra)
+        if self._generates_here() and not _selects_items(self.config):
+            # Nothing will leave entries out: start generating while pytest collects.
+            self.run.prefetch(self.run.expected_ids_in_order())
         if _owns_process(self.config):  # an xdist controller collects no items: freeze now
             freeze_long_lived()
+
+    def _generates_here(self) -> bool:
+        """Whether this process generates (under xdist the workers do, not the controller)."""
+        return not self.is_worker and getattr(self.config.option, "dist", "no") == "no"
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -582,6 +589,20 @@ def _leave_bfcl_failures_out_of_sections(reporter: Any) -> None:
             reporter.stats["failed"] = failed
 
     reporter.summary_failures = summary_failures
+
+
+def _selects_items(config: pytest.Config) -> bool:
+    """Whether an option may leave some of the run's entries uncollected or unrun: -k, -m,
+    --deselect, --last-failed, --stepwise."""
+    option = config.option
+    return bool(
+        getattr(option, "keyword", "")
+        or getattr(option, "markexpr", "")
+        or getattr(option, "deselect", None)
+        or getattr(option, "lf", False)
+        or getattr(option, "stepwise", False)
+        or getattr(option, "stepwise_skip", False)
+    )
 
 
 def _owns_process(config: pytest.Config) -> bool:

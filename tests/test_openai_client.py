@@ -220,3 +220,28 @@ def test_requests_reach_the_server_with_the_key_as_a_bearer_token(
     assert result.ret == 0
     assert server.authorizations
     assert set(server.authorizations) == {"Bearer sk-bearer-check-123"}
+
+
+@pytest.mark.parametrize(
+    "selection",
+    [
+        ("-k", "live_relevance_1"),
+        ("--deselect", "bfcl/live_parallel"),
+        ("-m", "bfcl_live_relevance"),
+    ],
+)
+def test_entries_left_out_by_a_selection_are_never_requested(pytester, server, tmp_path, selection):
+    # Without a selection generation starts while pytest collects; with one it must wait for
+    # the collected items, or the server would be asked (and paid) for entries nobody reports.
+    result = pytester.runpytest(*args(server, tmp_path), *selection)
+    outcomes = result.parseoutcomes()
+    ran = outcomes.get("passed", 0) + outcomes.get("failed", 0)
+    assert 0 < ran < 32
+    assert server.total_requests() == ran
+    assert all(entry_id.startswith("live_relevance") for entry_id in server.requests)
+
+
+def test_without_a_selection_every_entry_is_requested_once(pytester, server, tmp_path):
+    result = pytester.runpytest(*args(server, tmp_path))
+    result.assert_outcomes(passed=32)
+    assert server.total_requests() == 32  # (two entries share a question: one key, 2 requests)

@@ -154,6 +154,16 @@ class BfclRun:
                 expected[category] = ids
         return expected
 
+    def expected_ids_in_order(self) -> list[str]:
+        """:meth:`expected_ids` in the order pytest collects them."""
+        expected = self.expected_ids()
+        return [
+            entry.id
+            for category in self.settings.categories
+            for entry in self.entries_for(category)
+            if entry.id in expected.get(category, ())
+        ]
+
     def sampled_populations(self) -> dict[str, int]:
         """For a sampled run, the size of each selected category (what its sample stands
         for); empty otherwise."""
