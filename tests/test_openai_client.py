@@ -245,3 +245,47 @@ def test_without_a_selection_every_entry_is_requested_once(pytester, server, tmp
     result = pytester.runpytest(*args(server, tmp_path))
     result.assert_outcomes(passed=32)
     assert server.total_requests() == 32  # (two entries share a question: one key, 2 requests)
+
+
+def test_verdicts_worked_out_ahead_reach_their_items_and_a_scoring_error_is_raised_there(
+    server, monkeypatch
+):
+    from collections import Counter
+
+    from pytest_bfcl.run import engine as engine_module
+    from pytest_bfcl.run.engine import BfclRun
+    from pytest_bfcl.settings import Settings
+
+    settings = Settings(
+        model="test-model",
+        categories=["live_relevance"],
+        base_urls=[server.base_url],
+        no_cache=True,
+        concurrency=4,
+    )
+    run = BfclRun.create(settings)
+    ids = [entry.id for entry in run.entries_for("live_relevance")]
+    broken = ids[3]
+    scored: Counter[str] = Counter()
+    real = engine_module.evaluate_single_turn
+
+    def checker(entry, answer, result, scoring):
+        scored[entry.id] += 1
+        if entry.id == broken:
+            raise RuntimeError("a checker bug")
+        return real(entry, answer, result, scoring)
+
+    monkeypatch.setattr(engine_module, "evaluate_single_turn", checker)
+    try:
+        run.prefetch(ids)
+        for entry_id in ids:
+            generation = run.generation_for(entry_id)
+            if entry_id == broken:
+                with pytest.raises(RuntimeError, match="a checker bug"):
+                    run.score(generation)
+            else:
+                assert run.score(generation).valid
+    finally:
+        run.close()
+    # Each verdict was worked out once, on the generating thread; the broken one twice.
+    assert {i: n for i, n in scored.items() if n != 1} == {broken: 2}
