@@ -230,6 +230,12 @@ class BfclItem(pytest.Item):
         self.user_properties += measured.pairs()
         self._generation = outcome
 
+    def release(self) -> None:
+        """Drop the generation and verdict once the entry is reported: a run keeps its items
+        to the end, and with them every conversation it generated."""
+        self._generation = None
+        self._verdict = None
+
     def runtest(self) -> None:
         assert self._generation is not None
         verdict = self.run.score(self._generation)
@@ -378,8 +384,11 @@ class BfclSessionPlugin:
         """With ``--bfcl-html``: the entry's record rides on its report (xdist sends a report's
         attributes to the controller), on the report that decides its outcome."""
         report = yield
-        if self.settings.html_path is not None and isinstance(item, BfclItem):
-            attach_record(item, report, self.functions_sent)
+        if isinstance(item, BfclItem):
+            if self.settings.html_path is not None:
+                attach_record(item, report, self.functions_sent)
+            if report.when == "teardown":  # reported: the item no longer needs them
+                item.release()
         return report
 
     @pytest.hookimpl(tryfirst=True)
