@@ -87,6 +87,8 @@ def start(config: pytest.Config, values: dict[str, Any]) -> None:
         baseline = _load_compatible_baseline(settings, run)
     except (ValueError, DatasetError, ModelSpecError, ReplayError, SetupError) as exc:
         raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
+    observed = bool(config.hook.pytest_bfcl_result.get_hookimpls())
+    run.keep_inference_logs = settings.html_path is not None or observed
     config.pluginmanager.register(BfclSessionPlugin(config, run, baseline), PLUGIN_NAME)
     quick_interpreter_exit()
 

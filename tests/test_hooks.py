@@ -81,3 +81,35 @@ def pytest_bfcl_add_categories():
         "entry id 'other_0' must read 'acme_tools_<number>'"
         in result.stdout.str() + result.stderr.str()
     )
+
+
+def test_an_observer_gets_each_conversations_inference_log(pytester, data_source):
+    # Without an observer or an HTML report nothing reads the logs, and pending generations
+    # drop them; an observer must still get them whole.
+    pytester.makeconftest(
+        "SEEN = []\n"
+        "def pytest_bfcl_result(verdict, generation):\n"
+        "    SEEN.append(bool((generation.details or {}).get('inference_log')))\n"
+        "def pytest_sessionfinish(session):\n"
+        "    print(f'logs: {sum(SEEN)} of {len(SEEN)}')\n"
+    )
+    result = pytester.runpytest(
+        "--bfcl-model=oracle", "--bfcl-category=multi_turn_base", "-k", "multi_turn_base_1",
+        f"--bfcl-data={data_source.data_dir}", "-p", "no:cacheprovider", "-s",
+    )  # fmt: skip
+    seen = result.stdout.str().split("logs: ")[1].split()
+    assert seen[0] == seen[2] and int(seen[0]) > 0
+
+
+def test_without_a_reader_pending_generations_drop_their_inference_logs():
+    from pytest_bfcl.run.engine import BfclRun
+    from pytest_bfcl.settings import Settings
+
+    run = BfclRun.create(Settings(model="oracle", categories=["multi_turn_base"]))
+    entry_id = run.entries_for("multi_turn_base")[0].id
+    kept = run.generation_for(entry_id)
+    assert kept.details and kept.details.get("inference_log")
+    run.keep_inference_logs = False
+    dropped = run.generation_for(entry_id)
+    assert dropped.details is not None and "inference_log" not in dropped.details
+    assert dropped.result == kept.result and dropped.details["latency"] == kept.details["latency"]

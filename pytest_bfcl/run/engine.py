@@ -98,6 +98,10 @@ class BfclRun:
         # (the executable categories' public APIs); skipped, and so reported as missing.
         self.unavailable: dict[str, str] = {}
         self.progress = Progress()
+        # Whether generations keep their conversations' inference logs once any results
+        # directory has them (the HTML report and result observers read them; the pytest glue
+        # says when nothing will).
+        self.keep_inference_logs = True
         # Verdicts worked out on the generating thread, by entry id, with their generation.
         self._verdicts: dict[str, tuple[Generation, Verdict]] = {}
         self._verdicts_lock = threading.Lock()
@@ -224,6 +228,7 @@ class BfclRun:
         4,441-entry run). A scoring error is left for the item to raise."""
         outcome = self.generate(entry_id)
         if isinstance(outcome, Generation):
+            outcome = self._without_unwanted_log(outcome)
             try:
                 verdict = self.score(outcome)
             except Exception:  # raised again, and reported, when the item scores it
@@ -231,6 +236,16 @@ class BfclRun:
             with self._verdicts_lock:
                 self._verdicts[entry_id] = (outcome, verdict)
         return outcome
+
+    def _without_unwanted_log(self, generation: Generation) -> Generation:
+        """The generation without its conversation's inference log when nothing will read it
+        (:attr:`keep_inference_logs`): generated longest first, conversations wait for their
+        items, and their logs were most of a 4,441-entry run's growth in memory."""
+        details = generation.details
+        if self.keep_inference_logs or not details or "inference_log" not in details:
+            return generation
+        kept = {key: value for key, value in details.items() if key != "inference_log"}
+        return generation.model_copy(update={"details": kept})
 
     def _generate(self, task: Task) -> Generation | Skip:
         entry = task.entry
