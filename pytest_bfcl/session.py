@@ -530,6 +530,17 @@ class BfclSessionPlugin:
         )
 
     @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """With xdist's default distribution, deal BFCL entries out whole at the start (see
+        :class:`pytest_bfcl.xdist_schedule.SpreadScheduling`); any other ``--dist`` is the
+        user's choice."""
+        if getattr(config.option, "dist", None) != "load":
+            return None
+        from pytest_bfcl.xdist_schedule import SpreadScheduling
+
+        return SpreadScheduling(config, log, prefix=f"{NODE_PREFIX}/")
+
+    @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """An xdist worker finished: keep its replica figures for the usage report."""
         output = getattr(node, "workeroutput", None) or {}

@@ -183,7 +183,9 @@ def test_xdist_workers_keep_requests_in_flight(pytester, dataset, tmp_path):
         result = pytester.runpytest_subprocess(*run_args)
         result.assert_outcomes(passed=254, failed=4)
         assert fake.total_requests() == 258
-        assert fake.max_in_flight > 2
+        # Each worker is dealt its whole share at once: both keep their 4 slots busy, and
+        # together they never exceed the run's 8.
+        assert 6 <= fake.max_in_flight <= 8
 
 
 def test_url_and_headers_come_from_the_sdks_environment_variables(monkeypatch):

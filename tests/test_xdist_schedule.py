@@ -1,0 +1,77 @@
+"""How an xdist controller deals BFCL entries out to its workers."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("xdist")
+
+from pytest_bfcl.xdist_schedule import SpreadScheduling
+
+pytest_plugins = ["pytester"]
+
+
+class FakeNode:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.sent: list[int] = []
+        self.shutting_down = False
+        self.gateway = type("Gateway", (), {"id": name})()
+
+    def send_runtest_some(self, indices: list[int]) -> None:
+        self.sent.extend(indices)
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def scheduler(pytester: pytest.Pytester, nodeids: list[str], workers: int = 2):
+    config = pytester.parseconfig("--tx", f"{workers}*popen")
+    sched = SpreadScheduling(config, prefix="bfcl/")
+    nodes = [FakeNode(f"gw{i}") for i in range(workers)]
+    for node in nodes:
+        sched.add_node(node)
+    for node in nodes:
+        sched.add_node_collection(node, nodeids)
+    return sched, nodes
+
+
+def test_bfcl_entries_are_dealt_out_whole_and_in_turns(pytester):
+    ids = [f"bfcl/simple_python::simple_python_{i}" for i in range(7)]
+    ids += [f"bfcl/multi_turn_base::multi_turn_base_{i}" for i in range(5)]
+    sched, nodes = scheduler(pytester, ids)
+    sched.schedule()
+    assert nodes[0].sent == [0, 2, 4, 6, 8, 10] and nodes[1].sent == [1, 3, 5, 7, 9, 11]
+    assert all(node.shutting_down for node in nodes)  # nothing is held back for later
+    for node in nodes:
+        for index in list(node.sent):
+            sched.mark_test_complete(node, index)
+    assert sched.tests_finished
+
+
+def test_a_collection_with_other_tests_is_scheduled_as_xdist_does(pytester):
+    ids = [f"bfcl/simple_python::simple_python_{i}" for i in range(40)] + ["test_x.py::test_y"]
+    sched, nodes = scheduler(pytester, ids)
+    sched.schedule()
+    sent = nodes[0].sent + nodes[1].sent
+    assert len(sent) < len(ids)  # xdist sends a first batch and keeps the rest
+    assert nodes[0].sent == list(range(len(nodes[0].sent)))  # consecutive, as xdist sends
+
+
+def test_a_crashed_workers_entries_go_to_its_replacement(pytester):
+    ids = [f"bfcl/live_simple::live_simple_{i}-0-0" for i in range(10)]
+    sched, nodes = scheduler(pytester, ids)
+    sched.schedule()
+    crashed = nodes[0]
+    sched.mark_test_complete(crashed, crashed.sent[0])
+    sched.remove_node(crashed)
+    replacement = FakeNode("gw2")
+    sched.add_node(replacement)
+    sched.add_node_collection(replacement, ids)
+    sched.schedule()
+    for _ in range(len(ids)):  # the replacement runs what it is sent, and is sent more
+        for index in [i for i in replacement.sent if i in sched.node2pending[replacement]]:
+            sched.mark_test_complete(replacement, index)
+    # Everything the crashed worker had left but the item it crashed on (reported as such).
+    assert sorted(replacement.sent) == crashed.sent[2:]
+    assert replacement.shutting_down
