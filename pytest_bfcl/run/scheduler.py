@@ -11,8 +11,8 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Hashable
-from concurrent.futures import Future
-from typing import Generic, TypeVar
+from concurrent.futures import CancelledError
+from typing import Any, Generic, TypeVar, cast
 
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.models import Entry
@@ -73,16 +73,19 @@ def start_order(entry: Entry) -> tuple[int, int]:
 
 
 class _Workers(Generic[T]):
-    """Threads that run ``generate`` on the ids queued to them, in queue order, each result
-    delivered through its own future. concurrent.futures' executor costs about 65 us a task
-    to queue (a semaphore handshake per submit): 0.3 s before a 4,441-entry run's first
-    request. The threads are daemons: a run that ends (or stops) while requests are still out
-    does not wait for them at exit, and an engine nobody closed does not keep the process
-    alive."""
+    """Threads that run ``generate`` on the ids queued to them, in queue order, and keep each
+    outcome until it is asked for. concurrent.futures' executor costs about 65 us a task to
+    queue (a semaphore handshake per submit: 0.3 s before a 4,441-entry run's first request),
+    and a future per entry holds a condition of its own (3 MB for that run); here one
+    condition serves all. The threads are daemons: a run that ends (or stops) while requests
+    are still out does not wait for them at exit, and an engine nobody closed does not keep
+    the process alive."""
 
     def __init__(self, generate: Callable[[str], T], count: int) -> None:
         self._generate = generate
-        self._queue: queue.SimpleQueue[tuple[str, Future[T]] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._done: dict[str, tuple[bool, Any]] = {}  # id -> (succeeded, result or exception)
+        self._changed = threading.Condition()
         self._threads = [
             threading.Thread(target=self._work, name=f"bfcl-generate-{n}", daemon=True)
             for n in range(count)
@@ -90,34 +93,44 @@ class _Workers(Generic[T]):
         for thread in self._threads:
             thread.start()
 
-    def submit(self, entry_id: str) -> Future[T]:
-        future: Future[T] = Future()
-        self._queue.put((entry_id, future))
-        return future
+    def submit(self, entry_id: str) -> None:
+        self._queue.put(entry_id)
+
+    def result(self, entry_id: str) -> T:
+        """The outcome of a submitted id, once there is one (its exception is raised here)."""
+        with self._changed:
+            self._changed.wait_for(lambda: entry_id in self._done)
+            succeeded, outcome = self._done.pop(entry_id)
+        if not succeeded:
+            raise outcome
+        return cast(T, outcome)
 
     def shutdown(self) -> None:
         """Cancel what is queued; running generations finish on their own."""
+        cancelled = []
         while True:
             try:
-                job = self._queue.get_nowait()
+                entry_id = self._queue.get_nowait()
             except queue.Empty:
                 break
-            if job is not None:
-                job[1].cancel()
+            if entry_id is not None:
+                cancelled.append(entry_id)
+        with self._changed:
+            for entry_id in cancelled:
+                self._done[entry_id] = (False, CancelledError(f"{entry_id}: the run stopped"))
+            self._changed.notify_all()
         for _ in self._threads:
             self._queue.put(None)
 
     def _work(self) -> None:
-        while (job := self._queue.get()) is not None:
-            entry_id, future = job
-            if not future.set_running_or_notify_cancel():
-                continue
+        while (entry_id := self._queue.get()) is not None:
             try:
-                result = self._generate(entry_id)
+                done: tuple[bool, Any] = (True, self._generate(entry_id))
             except BaseException as exc:  # the item raises it when it asks for the result
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
+                done = (False, exc)
+            with self._changed:
+                self._done[entry_id] = done
+                self._changed.notify_all()
 
 
 class Scheduler(Generic[T]):
@@ -138,7 +151,7 @@ class Scheduler(Generic[T]):
         self._concurrency = concurrency
         self._enabled = enabled
         self._workers: _Workers[T] | None = None
-        self._futures: dict[str, Future[T]] = {}
+        self._waiting: set[str] = set()  # submitted, not yet handed over
         self._submitted: set[str] = set()
 
     def prefetch(self, entry_ids: list[str], concurrency: int | None = None) -> None:
@@ -154,16 +167,19 @@ class Scheduler(Generic[T]):
             self._workers = _Workers(self._generate, concurrency or self._concurrency)
         for entry_id in sorted(new, key=self._order):  # type: ignore[arg-type]
             self._submitted.add(entry_id)
-            self._futures[entry_id] = self._workers.submit(entry_id)
+            self._waiting.add(entry_id)
+            self._workers.submit(entry_id)
 
     def result(self, entry_id: str) -> T:
         """The prefetched result of an entry (waiting for it), or a new one."""
-        future = self._futures.pop(entry_id, None)
-        return future.result() if future is not None else self._generate(entry_id)
+        if self._workers is not None and entry_id in self._waiting:
+            self._waiting.discard(entry_id)
+            return self._workers.result(entry_id)
+        return self._generate(entry_id)
 
     def close(self) -> None:
         """Stop: queued generations are cancelled, running ones are not waited for."""
         if self._workers is not None:
             self._workers.shutdown()
             self._workers = None
-        self._futures.clear()
+        self._waiting.clear()
