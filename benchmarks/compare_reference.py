@@ -1,13 +1,23 @@
-"""pytest-bfcl against the official harness on the same stored results, whole processes.
+"""pytest-bfcl against the official harness, whole processes, on the same work.
 
     python benchmarks/compare_reference.py [RESULT_MODEL_DIR] [--rounds 3] [--model NAME]
+    python benchmarks/compare_reference.py --generation [--rounds 1]
 
-RESULT_MODEL_DIR is a model directory in the reference's result layout (default: the shared
-corpus v0, 4,441 results of which 2,675 fail). The official evaluator (``bfcl evaluate`` of the
-pinned ``bfcl-eval``) runs in the conformance tool's virtualenv (built once, several minutes,
-about 2 GB); pytest-bfcl runs as a user would, ``pytest --bfcl-model=replay:DIR`` from an empty
-directory outside the repository, with the default output, with ``--tb=no`` and with ``-n 2``.
-Also timed: importing the plugin, and collecting every scored entry with the oracle.
+Scoring (the default): RESULT_MODEL_DIR is a model directory in the reference's result layout
+(default: the shared corpus v0, 4,441 results of which 2,675 fail). The official evaluator
+(``bfcl evaluate`` of the pinned ``bfcl-eval``) runs in the conformance tool's virtualenv
+(built once, several minutes, about 2 GB); pytest-bfcl runs as a user would, ``pytest
+--bfcl-model=replay:DIR`` from an empty directory outside the repository, with the default
+output, with ``--tb=no`` and with ``-n 2``. Also timed: importing the plugin, and collecting
+every scored entry with the oracle.
+
+Generation (``--generation``): one simulated OpenAI-compatible server in its own process
+(``tests/fake_openai.py``: the ground truth after 100 ms, any number of requests at once,
+keep-alive, no Nagle delay) per row set; first its floor, the same number of requests from a
+minimal client; then ``bfcl generate`` (its plain OpenAI-compatible chat handler with native
+tool calls, 32 threads) and ``pytest --bfcl-model`` (concurrency 32, no cache), on
+simple_python + multi_turn_base (600 entries) and on every single-turn and multi-turn entry
+(4,441). Reported: wall time, requests, the ideal (requests x 100 ms / 32), ratios, peak RSS.
 
 Rounds alternate between the two harnesses (the machine's load changes over time); each row
 reports the median and the fastest round, and ratios are taken from the medians. This is a
@@ -25,8 +35,19 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from generation import (
+    CONCURRENCY,
+    LATENCY_S,
+    RunFigures,
+    request_bodies,
+    run_official,
+    run_ours,
+    server_floor,
+    simulated_server,
+)
+
 from pytest_bfcl.conformance.reference import ensure_venv, handler_key_names, run_reference
-from pytest_bfcl.dataset.categories import CATEGORIES
+from pytest_bfcl.dataset.categories import CATEGORIES, expand_categories
 from pytest_bfcl.dataset.fetch import ensure_pinned_data
 from pytest_bfcl.dataset.layout import ResultLayout
 
@@ -95,12 +116,54 @@ def collect_all() -> float:
         return wall(command, Path(workdir))
 
 
+GENERATION_SETS = {
+    "600 entries": ["simple_python", "multi_turn_base"],
+    "4,441 entries": expand_categories("single_turn") + expand_categories("multi_turn"),
+}
+
+
+def generation(rounds: int) -> None:
+    """Both harnesses generating against the same simulated server."""
+    python = ensure_venv(progress=lambda line: print(line, file=sys.stderr))
+    rows: dict[str, list[RunFigures]] = {}
+    floors: dict[str, float] = {}
+    for name, categories in GENERATION_SETS.items():
+        with simulated_server(categories) as url:
+            for round_ in range(rounds):
+                with tempfile.TemporaryDirectory() as root:
+                    run = run_official(python, url, categories, Path(root))
+                rows.setdefault(f"official bfcl generate, {name}", []).append(run)
+                for label, extra in (("", ()), (", -n 2", ("-n", "2"))):
+                    with tempfile.TemporaryDirectory() as workdir:
+                        run = run_ours(url, categories, Path(workdir), *extra)
+                    rows.setdefault(f"pytest-bfcl{label}, {name}", []).append(run)
+                print(f"round {round_ + 1}: {name} done", file=sys.stderr)
+            requests = rows[f"pytest-bfcl, {name}"][0].requests
+            floors[name] = server_floor(url, request_bodies(categories), requests)
+    print(f"\n{'':42} {'wall s':>7} {'requests':>8} {'ideal s':>7} {'x ideal':>7} {'peak MB':>7}")
+    for name, runs in rows.items():
+        run = sorted(runs, key=lambda r: r.wall_s)[len(runs) // 2]  # the median round
+        print(
+            f"{name:42} {run.wall_s:7.2f} {run.requests:8} {run.ideal_s():7.2f} "
+            f"{run.ratio():7.3f} {run.peak_rss_mb:7.0f}"
+        )
+    for name, floor in floors.items():
+        requests = rows[f"pytest-bfcl, {name}"][0].requests
+        ideal = requests * LATENCY_S / CONCURRENCY
+        print(f"{'server floor (minimal client), ' + name:42} {floor:7.2f} {requests:8} "
+              f"{ideal:7.2f} {floor / ideal:7.3f}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("results", nargs="?", type=Path, default=DEFAULT_RESULTS)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--model", default=DEFAULT_MODEL, help="the registry name to score as")
+    parser.add_argument("--generation", action="store_true", help="compare generation")
     args = parser.parse_args()
+    if args.generation:
+        generation(args.rounds)
+        return
     model_dir = args.results.resolve()
     categories = categories_in(model_dir)
     rows: dict[str, Callable[[], float]] = {
