@@ -15,8 +15,6 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlparse
 
-import requests.utils
-
 from pytest_bfcl.web.transport import bounded_client, deadline, httpx
 
 FETCH_TIMEOUT = 20.0  # seconds for the whole fetch (the benchmark's is per socket operation)
@@ -152,6 +150,9 @@ def read_bounded(response: httpx.Response, max_bytes: int, what: str = "page") -
 def _decode(body: bytes, headers: httpx.Headers) -> str:
     """The text as ``requests`` decodes it (the benchmark's client): the declared charset,
     ISO-8859-1 for text without one, else the detected encoding."""
+    # Imported here: requests (70 modules) only matters to runs that fetch pages.
+    import requests.utils
+
     # types-requests asks for a CaseInsensitiveDict; the function only reads "content-type",
     # which a dict of httpx's (lower-case) header names holds.
     encoding = requests.utils.get_encoding_from_headers(dict(headers))  # type: ignore[arg-type]
