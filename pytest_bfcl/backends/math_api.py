@@ -6,8 +6,6 @@ import decimal
 import math
 from typing import Any
 
-import mpmath
-
 from pytest_bfcl.backends.base import Backend
 
 # Bounds on work a call may ask for; the benchmark's inputs are far below them. Without them a
@@ -65,6 +63,9 @@ class MathAPI(Backend):
     def logarithm(self, value: float, base: float, precision: int) -> dict[str, Any]:
         if not _precision_ok(precision):
             return {"error": f"precision must be at most {MAX_PRECISION}"}
+        # Imported here: mpmath (50 modules) only matters to the entries that take a logarithm.
+        import mpmath
+
         # A private context per call: the result is the same as with mpmath's global one at
         # this precision, and concurrent entries cannot change each other's precision.
         context = mpmath.MPContext()
