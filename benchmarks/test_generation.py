@@ -62,9 +62,6 @@ def test_generation_end_to_end(categories: list[str], target: float, tmp_path: P
     assert row["ratio"] <= target
 
 
-@pytest.mark.xfail(
-    strict=False, reason="196-206 MB on the 2-core machine of README's measurements (see there)"
-)
 def test_generation_peak_memory(tmp_path: Path) -> None:
     with simulated_server(LARGE) as url:
         ours = run_ours(url, LARGE, tmp_path)
