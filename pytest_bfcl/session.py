@@ -27,6 +27,7 @@ from pytest_bfcl.models.base import Generation, ModelSpecError
 from pytest_bfcl.models.replay import ReplayError
 from pytest_bfcl.perf import (
     allow_freezing,
+    forbid_freezing,
     freeze_long_lived,
     paused_gc,
     quick_interpreter_exit,
@@ -87,8 +88,6 @@ def start(config: pytest.Config, values: dict[str, Any]) -> None:
         baseline = _load_compatible_baseline(settings, run)
     except (ValueError, DatasetError, ModelSpecError, ReplayError, SetupError) as exc:
         raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
-    observed = bool(config.hook.pytest_bfcl_result.get_hookimpls())
-    run.keep_inference_logs = settings.html_path is not None or observed
     config.pluginmanager.register(BfclSessionPlugin(config, run, baseline), PLUGIN_NAME)
     quick_interpreter_exit()
 
@@ -347,18 +346,14 @@ class BfclSessionPlugin:
                 if category_of_id(entry_id) not in selected:
                     extra.setdefault(category_of_id(entry_id), set()).add(entry_id)
             self.board.expect(extra)
-        if self._generates_here() and not _selects_items(self.config):
-            # Nothing will leave entries out: start generating while pytest collects.
-            self.run.prefetch(self.run.expected_ids_in_order())
         if _owns_process(self.config):  # an xdist controller collects no items: freeze now
             freeze_long_lived()
 
-    def _generates_here(self) -> bool:
-        """Whether this process generates (under xdist the workers do, not the controller)."""
-        return not self.is_worker and getattr(self.config.option, "dist", "no") == "no"
-
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # Every conftest is loaded now: does anything read the conversations' logs?
+        observed = bool(self.config.hook.pytest_bfcl_result.get_hookimpls())
+        self.run.keep_inference_logs = self.settings.html_path is not None or observed
         if _owns_process(self.config):
             freeze_long_lived()
 
@@ -409,6 +404,9 @@ class BfclSessionPlugin:
         """Start generation for every BFCL item before the first one runs."""
         if self.is_worker:
             return  # under xdist each worker prefetches what it is sent (above)
+        option = self.config.option
+        if option.collectonly or (session.testsfailed and not option.continue_on_collection_errors):
+            return  # pytest runs nothing (collection errors stop it): ask the model nothing
         self.started = time.perf_counter()
         self.last_progress = self.started
         ids = [item.entry_id for item in session.items if isinstance(item, BfclItem)]
@@ -418,6 +416,7 @@ class BfclSessionPlugin:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.run.close()
         unregister_custom_categories()
+        forbid_freezing()  # whatever runs next in this process is not this session
 
     def _summarise_failures(self) -> bool:
         """pytest prints a section per failure unless asked otherwise; for a run of thousands
@@ -532,10 +531,10 @@ class BfclSessionPlugin:
     @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """With xdist's default distribution, deal BFCL entries out whole at the start (see
-        :class:`pytest_bfcl.xdist_schedule.SpreadScheduling`); any other ``--dist`` is the
-        user's choice."""
-        if getattr(config.option, "dist", None) != "load":
-            return None
+        :class:`pytest_bfcl.xdist_schedule.SpreadScheduling`); any other ``--dist``, or a
+        ``--maxschedchunk``, is the user's choice."""
+        if getattr(config.option, "dist", None) != "load" or config.getoption("maxschedchunk"):
+            return None  # another mode, or batches the user sized: xdist's own scheduling
         from pytest_bfcl.xdist_schedule import SpreadScheduling
 
         return SpreadScheduling(config, log, prefix=f"{NODE_PREFIX}/")
@@ -613,25 +612,18 @@ def _leave_bfcl_failures_out_of_sections(reporter: Any) -> None:
     reporter.summary_failures = summary_failures
 
 
-def _selects_items(config: pytest.Config) -> bool:
-    """Whether an option may leave some of the run's entries uncollected or unrun: -k, -m,
-    --deselect, --last-failed, --stepwise."""
-    option = config.option
-    return bool(
-        getattr(option, "keyword", "")
-        or getattr(option, "markexpr", "")
-        or getattr(option, "deselect", None)
-        or getattr(option, "lf", False)
-        or getattr(option, "stepwise", False)
-        or getattr(option, "stepwise_skip", False)
-    )
-
-
 def _owns_process(config: pytest.Config) -> bool:
-    """Whether this session is the process's own: an xdist worker, or pytest run from its
-    command line (not a session inside another, as pytester's inline runs are)."""
+    """Whether this session is the process's own: an xdist worker, or pytest started from its
+    own command line (``pytest ...``, ``python -m pytest ...``), not a session inside another
+    program (pytester's inline runs, a script calling ``pytest.main()`` in a loop)."""
     if hasattr(config, "workerinput"):
         return True
+    program = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if program is None or not (
+        program.stem in ("pytest", "py.test")
+        or (program.name == "__main__.py" and program.parent.name == "pytest")
+    ):
+        return False
     return tuple(config.invocation_params.args) == tuple(sys.argv[1:])
 
 

@@ -291,3 +291,26 @@ def test_verdicts_worked_out_ahead_reach_their_items_and_a_scoring_error_is_rais
         run.close()
     # Each verdict was worked out once, on the generating thread; the broken one twice.
     assert {i: n for i, n in scored.items() if n != 1} == {broken: 2}
+
+
+def test_entries_a_plugin_deselects_are_never_requested(pytester, server, tmp_path):
+    # Deselection inside pytest_collection_modifyitems (pytest-split, a project's own option)
+    # is only known after collection: generation must wait for the collected items.
+    pytester.makeconftest(
+        "def pytest_collection_modifyitems(config, items):\n"
+        "    kept = [i for i in items if 'live_relevance' in i.nodeid]\n"
+        "    config.hook.pytest_deselected(items=[i for i in items if i not in kept])\n"
+        "    items[:] = kept\n"
+    )
+    result = pytester.runpytest(*args(server, tmp_path))
+    result.assert_outcomes(passed=16, deselected=16)
+    assert server.total_requests() == 16
+
+
+@pytest.mark.parametrize("stop", ["--collect-only", "collection-error"])
+def test_nothing_is_requested_when_pytest_will_run_nothing(pytester, server, tmp_path, stop):
+    extra = [stop] if stop.startswith("--") else []
+    if stop == "collection-error":
+        pytester.makepyfile(test_broken="import a_module_that_does_not_exist\n")
+    pytester.runpytest(*args(server, tmp_path), *extra)
+    assert server.total_requests() == 0

@@ -293,3 +293,47 @@ def test_a_session_in_its_own_process_freezes_what_it_collected(pytester, data_a
     result.assert_outcomes(passed=16)
     frozen = int(re.search(r"frozen objects: (\d+)", result.stdout.str()).group(1))
     assert frozen > 10_000  # the modules, the parsed entries and the items
+
+
+def test_a_program_that_calls_pytest_main_keeps_its_garbage_collector(tmp_path, data_source):
+    # pytest.main() from a script (a loop over models, say) is not pytest's own command line:
+    # freezing would keep the script's cycles until it exits.
+    import subprocess
+    import sys
+
+    code = (
+        "import gc, pytest; "
+        f"pytest.main(['--bfcl-model=oracle', '--bfcl-category=live_relevance', "
+        f"'--bfcl-data={data_source.data_dir}', '-p', 'no:cacheprovider', '-q', "
+        f"'--rootdir', {str(tmp_path)!r}, {str(tmp_path)!r}]); "
+        "print('frozen', gc.get_freeze_count(), 'enabled', gc.isenabled())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert "frozen 0 enabled True" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def test_the_collector_comes_back_when_the_last_thread_leaves_its_pause():
+    import gc
+    import threading
+
+    from pytest_bfcl.perf import paused_gc
+
+    assert gc.isenabled()
+    inside, release = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with paused_gc():
+            inside.set()
+            release.wait()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    inside.wait()
+    with paused_gc():
+        pass
+    assert not gc.isenabled()  # the other thread is still building
+    release.set()
+    thread.join()
+    assert gc.isenabled()

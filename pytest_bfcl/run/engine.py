@@ -100,7 +100,7 @@ class BfclRun:
         self.progress = Progress()
         # Whether generations keep their conversations' inference logs once any results
         # directory has them (the HTML report and result observers read them; the pytest glue
-        # says when nothing will).
+        # says, after collection, when nothing will).
         self.keep_inference_logs = True
         # Verdicts worked out on the generating thread, by entry id, with their generation.
         self._verdicts: dict[str, tuple[Generation, Verdict]] = {}
@@ -157,16 +157,6 @@ class BfclRun:
             if ids:
                 expected[category] = ids
         return expected
-
-    def expected_ids_in_order(self) -> list[str]:
-        """:meth:`expected_ids` in the order pytest collects them."""
-        expected = self.expected_ids()
-        return [
-            entry.id
-            for category in self.settings.categories
-            for entry in self.entries_for(category)
-            if entry.id in expected.get(category, ())
-        ]
 
     def sampled_populations(self) -> dict[str, int]:
         """For a sampled run, the size of each selected category (what its sample stands
