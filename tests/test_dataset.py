@@ -162,9 +162,9 @@ def test_each_file_is_parsed_once_per_dataset(data_source, monkeypatch):
     reads: Counter = Counter()
     original = load.read_models
 
-    def counting(path, model):
+    def counting(path, model, one_pass=False):
         reads[str(path)] += 1
-        return original(path, model)
+        return original(path, model, one_pass)
 
     monkeypatch.setattr(load, "read_models", counting)
     ds = Dataset(data_source)
@@ -173,3 +173,15 @@ def test_each_file_is_parsed_once_per_dataset(data_source, monkeypatch):
             ds.entries(category)
             ds.answers(category)
     assert reads and max(reads.values()) == 1
+
+
+def test_a_string_broken_across_lines_is_refused_even_when_the_lines_join_into_objects(
+    tmp_path,
+):
+    from pytest_bfcl.dataset.fetch import DatasetError
+    from pytest_bfcl.dataset.load import read_jsonl
+
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text('{"id":"a"},{"id":"b", "x":"}\n{"}\n', encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"damaged.jsonl:1: invalid JSON"):
+        list(read_jsonl(damaged))

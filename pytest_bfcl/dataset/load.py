@@ -66,8 +66,9 @@ FORMAT_CONFIGS: tuple[str, ...] = (
 )
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line number, object)`` for each line; a bad line names the file and line."""
+def read_jsonl(path: Path, one_pass: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, object)`` for each line; a bad line names the file and line.
+    ``one_pass``: the file is the pinned release's (see :func:`_parsed_as_one_array`)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -75,7 +76,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the final newline
-    objects = _parsed_as_one_array(lines)
+    objects = _parsed_as_one_array(lines) if one_pass else None
     if objects is not None:
         yield from enumerate(objects, start=1)
         return
@@ -93,7 +94,9 @@ def _parsed_as_one_array(lines: list[str]) -> list[dict[str, Any]] | None:
     """The lines' objects, parsed in one pass as the items of one JSON array: the parser then
     shares each key's string among all the entries instead of making one per line (10 MB of a
     4,441-entry selection's memory). None unless every line is one object on its own line; the
-    line-by-line parse then finds the problem."""
+    line-by-line parse then finds the problem. Only for the pinned release's files: a string
+    broken across two lines of a damaged file could join them into objects that still parse,
+    which the line-by-line parse would refuse."""
     if not all(line[:1] == "{" and line.rstrip()[-1:] == "}" for line in lines):
         return None
     try:
@@ -131,9 +134,9 @@ def _check_unique_ids(cat: Category, entries: list[Entry]) -> None:
         seen.add(entry.id)
 
 
-def read_models(path: Path, model: type[M]) -> list[M]:
+def read_models(path: Path, model: type[M], one_pass: bool = False) -> list[M]:
     with paused_gc():
-        return [validate(model, obj, path, lineno) for lineno, obj in read_jsonl(path)]
+        return [validate(model, obj, path, n) for n, obj in read_jsonl(path, one_pass)]
 
 
 class Dataset:
@@ -154,7 +157,7 @@ class Dataset:
             path = self.root / rel
             if not path.is_file():
                 raise DatasetError(f"BFCL data file {path} is missing from {self.root}")
-            self._files[key] = read_models(path, model)
+            self._files[key] = read_models(path, model, one_pass=self.source.sha256 is not None)
         return self._files[key]
 
     def _doc_file(self, class_name: str) -> str:
