@@ -76,7 +76,8 @@ def freeze_long_lived() -> None:
     """Move what exists now (parsed data, collected items) out of the cyclic collector's
     reach: it lives until the process ends, and every full collection would walk it again,
     pytest's two at the end of a session included (0.5 s of a 4,441-entry scoring run, 0.1 s
-    of a 600-entry one). Objects made later (each test's) are collected as usual. Only for a
-    session that is its process's own: inside another process (pytester) its cycles would
-    be kept until that process exits."""
-    gc.freeze()
+    of a 600-entry one). Objects made later (each test's) are collected as usual. Only where
+    freezing is allowed (:func:`allow_freezing`): inside another program (pytester) the
+    session's cycles would be kept until that program exits."""
+    if _freezing_allowed:
+        gc.freeze()

@@ -346,16 +346,14 @@ class BfclSessionPlugin:
                 if category_of_id(entry_id) not in selected:
                     extra.setdefault(category_of_id(entry_id), set()).add(entry_id)
             self.board.expect(extra)
-        if _owns_process(self.config):  # an xdist controller collects no items: freeze now
-            freeze_long_lived()
+        freeze_long_lived()  # an xdist controller collects no items: its data is all it keeps
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         # Every conftest is loaded now: does anything read the conversations' logs?
         observed = bool(self.config.hook.pytest_bfcl_result.get_hookimpls())
         self.run.keep_inference_logs = self.settings.html_path is not None or observed
-        if _owns_process(self.config):
-            freeze_long_lived()
+        freeze_long_lived()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
