@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,15 +50,18 @@ class RunFigures:
 
 @contextmanager
 def simulated_server(
-    categories: Sequence[str], latency: float = LATENCY_S, mode: str = "fc"
+    categories: Sequence[str],
+    latency: float = LATENCY_S,
+    mode: str = "fc",
+    options: Sequence[str] = (),
 ) -> Iterator[str]:
     """The base URL (``.../v1``) of a simulated server for these categories, in its own
-    process for the duration."""
-    process = subprocess.Popen(
-        [sys.executable, str(TESTS / "fake_openai.py"), ",".join(categories), str(latency), mode],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    process for the duration; ``options``: the server's own (``--capacity N``, faults)."""
+    command = [
+        sys.executable, str(TESTS / "fake_openai.py"), ",".join(categories), str(latency), mode,
+        *options,
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
         yield process.stdout.readline().strip()
@@ -66,15 +70,25 @@ def simulated_server(
         process.wait()
 
 
-def served_requests(base_url: str) -> int:
-    """Chat requests the server has answered so far."""
+def server_stats(base_url: str) -> dict[str, Any] | None:
+    """The server's counters (requests, first request, last answer), or None when it no
+    longer answers (a replica that died)."""
     parts = urlsplit(base_url)
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
     try:
         connection.request("GET", "/stats")
-        return int(json.loads(connection.getresponse().read())["requests"])
+        return dict(json.loads(connection.getresponse().read()))
+    except OSError:
+        return None
     finally:
         connection.close()
+
+
+def served_requests(base_url: str) -> int:
+    """Chat requests the server has answered so far."""
+    stats = server_stats(base_url)
+    assert stats is not None, f"the simulated server at {base_url} does not answer"
+    return int(stats["requests"])
 
 
 def request_bodies(categories: Sequence[str], model: str = "bench-model") -> list[bytes]:

@@ -8,15 +8,13 @@ time, requests, the ideal (requests x latency / concurrency) and the ratio to it
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from generation import served_requests, simulated_server
 
 from pytest_bfcl.models.base import Generation
 from pytest_bfcl.run.engine import BfclRun
@@ -34,22 +32,8 @@ TARGET_RATIO = 1.3
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, str(TESTS / "fake_openai.py"), ",".join(CATEGORIES), str(LATENCY_S)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        yield process.stdout.readline().strip()
-    finally:
-        process.kill()
-        process.wait()
-
-
-def requests_served(base_url: str) -> int:
-    with urllib.request.urlopen(base_url + "/stats") as response:
-        return int(json.load(response)["requests"])
+    with simulated_server(CATEGORIES, LATENCY_S) as url:
+        yield url
 
 
 def test_pipelined_generation_against_a_100ms_server(benchmark, server):
@@ -74,7 +58,7 @@ def test_pipelined_generation_against_a_100ms_server(benchmark, server):
         return elapsed, generations
 
     elapsed, generations = benchmark.pedantic(generate_all, rounds=1, iterations=1)
-    requests = requests_served(server)
+    requests = served_requests(server)
     ideal = requests * LATENCY_S / CONCURRENCY
     ratio = elapsed / ideal
     benchmark.extra_info.update(

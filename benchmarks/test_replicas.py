@@ -22,16 +22,14 @@ import re
 import subprocess
 import sys
 import time
-import urllib.request
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
 
 import pytest
+from generation import server_stats, simulated_server
 
 from pytest_bfcl.dataset.categories import expand_categories
 
-TESTS = Path(__file__).resolve().parents[1] / "tests"
 CAPACITY = 8  # requests each simulated server answers at once
 CONCURRENCY = 32
 SMALL = ["simple_python", "multiple", "parallel"]  # 800 single-turn requests
@@ -53,26 +51,11 @@ SCENARIOS: dict[str, tuple[list[str], list[float], list[str | None], dict[str, f
 def start_replica(
     stack: ExitStack, categories: list[str], latency: float, fault: str | None
 ) -> str:
-    command = [
-        sys.executable, str(TESTS / "fake_openai.py"), ",".join(categories), str(latency),
-        "--capacity", str(CAPACITY),
-    ]  # fmt: skip
+    options = ["--capacity", str(CAPACITY)]
     if fault:
         kind, count = fault.split(":")
-        command += [f"--{kind}-after", count]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    stack.callback(process.wait)
-    stack.callback(process.kill)
-    assert process.stdout is not None
-    return process.stdout.readline().strip()
-
-
-def server_stats(url: str) -> dict[str, Any] | None:
-    try:
-        with urllib.request.urlopen(url.removesuffix("/v1") + "/stats", timeout=5) as response:
-            return dict(json.load(response))
-    except OSError:
-        return None  # a replica that died
+        options += [f"--{kind}-after", count]
+    return stack.enter_context(simulated_server(categories, latency, options=options))
 
 
 def run_session(urls: list[str], categories: list[str], workdir: Path) -> tuple[float, float, str]:
