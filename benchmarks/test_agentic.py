@@ -3,7 +3,8 @@
 - Memory prerequisites per backend: the 37 prerequisite conversations of the five scenarios,
   held by the oracle (which files every conversation in long-term memory), snapshots written.
   The key-value and summary backends measure the loop and the snapshot files; the vector one
-  adds embedding every stored text.
+  adds embedding what its searches need (the store's texts are embedded at the first search
+  after they changed, not when stored).
 - Embedding: one text at a time against one batch, and a scenario's snapshot reloaded by each
   of its questions (the batch is remembered after the first reload).
 - All 155 questions of a memory category after the prerequisites, per backend.

@@ -226,6 +226,67 @@ def test_vector_snapshot_round_trip_rebuilds_the_index(vector_ready):
     assert restored._context_dump() == "{}"
 
 
+def _index_contents(store):
+    """The ids and vectors of a store's index, in index order (after the pending changes)."""
+    import faiss
+
+    index = store._current_index()
+    ids = faiss.vector_to_array(index.id_map)
+    return ids.tolist(), index.index.reconstruct_n(0, index.ntotal)
+
+
+def _edit(memory) -> None:
+    """Adds, an update of a text added alone, a removal from the restored batch, another add."""
+    memory.archival_memory_add("Flight to Lisbon leaves at 7 am on Friday.")
+    memory.archival_memory_add("Prefers aisle seats.")
+    memory.archival_memory_update(3, "Prefers window seats on long flights.")
+    memory.archival_memory_remove(0)
+    memory.archival_memory_add("Daughter's recital is on the 12th.")
+
+
+def test_vectors_made_at_search_time_equal_vectors_made_at_each_change(vector_ready):
+    import numpy as np
+
+    snapshot = {
+        "core_memory": {"next_id": 0, "store": {}},
+        "archival_memory": {
+            "next_id": 2,
+            "store": {"0": "Works night shifts at the hospital.", "1": "Owns two cats."},
+        },
+    }
+    _, lazy = vector(snapshot)
+    _, eager = vector(snapshot)
+    eager.archival._current_index()  # the restored batch, embedded at once
+    original = eager.archival._add_vectors
+    eager.archival._add_vectors = lambda ids, texts: (
+        original(ids, texts),
+        eager.archival._current_index(),  # each change reaches the index as it is made
+    )
+    _edit(lazy)
+    _edit(eager)
+    assert len(lazy.archival._unindexed) > 1  # nothing embedded yet
+    lazy_ids, lazy_vectors = _index_contents(lazy.archival)
+    eager_ids, eager_vectors = _index_contents(eager.archival)
+    assert lazy_ids == eager_ids == [1, 2, 3, 4]
+    assert np.array_equal(lazy_vectors, eager_vectors)  # bit for bit
+    query = "when is the flight?"
+    assert lazy.archival_memory_retrieve(query) == eager.archival_memory_retrieve(query)
+
+
+def test_storing_without_searching_embeds_nothing(vector_ready, monkeypatch):
+    def no_embedding(texts):
+        raise AssertionError(f"embedded {texts!r}")
+
+    monkeypatch.setattr(vector_ready, "embed", no_embedding)
+    _, memory = vector()
+    memory.core_memory_add("Name: Ada.")
+    memory.archival_memory_add("Lives in Porto.")
+    memory.archival_memory_update(0, "Lives in Lisbon.")
+    memory.archival_memory_remove(0)
+    assert memory.archival._unindexed == []  # added alone and removed unsearched: no work left
+    assert memory._snapshot()["core_memory"]["store"] == {0: "Name: Ada."}
+
+
 # -- the memory flow -----------------------------------------------------------------------------
 
 

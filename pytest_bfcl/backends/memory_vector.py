@@ -3,12 +3,18 @@
 Texts are embedded with a sentence-transformers model (unit vectors) and kept in a faiss
 inner-product index with explicit ids, so a search ranks by cosine similarity. numpy, faiss and
 the model are loaded on first use: the other backends never need them.
+
+Vectors are computed when a search needs them, not when a text is stored. A store remembers the
+changes to its index since the last search (a snapshot's texts as one batch, each added text on
+its own, removals) and replays them in order before searching. An embedding depends only on its
+batch, so the index a search sees is the one that embedding every change as it happened would
+have built, bit for bit; a conversation that stores without searching embeds nothing.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from pytest_bfcl.backends.embedding import EmbeddingUnavailable, embedder
 from pytest_bfcl.backends.memory import (
@@ -30,6 +36,14 @@ def _faiss() -> Any:
     return faiss
 
 
+class _IndexChange(NamedTuple):
+    """A change to a store's index, kept until a search needs the vectors: the texts embedded
+    as one batch under the ids, or (no texts) the ids' vectors removed."""
+
+    ids: list[int]
+    texts: list[str] | None
+
+
 class VectorStore:
     """Texts by integer id, with their vectors in an id-mapped inner-product index."""
 
@@ -37,38 +51,46 @@ class VectorStore:
         self.size, self.entry_length, self.model = size, entry_length, model
         self.store: dict[int, str] = {}
         self.next_id = 0
-        self._index: Any = None  # built on first use
+        self._index: Any = None  # built by the first search
+        self._unindexed: list[_IndexChange] = []  # changes the index has not seen yet
 
-    def _ensure_index(self) -> Any:
+    def _current_index(self) -> Any:
+        """The index with every pending change applied, in the order the changes were made."""
+        import numpy as np
+
         if self._index is None:
             faiss = _faiss()
-            encoder = embedder(self.model)
-            self._index = faiss.IndexIDMap(faiss.IndexFlatIP(encoder.dimension))
-            if self.store:
-                ids = sorted(self.store)
-                self._add_vectors(ids, [self.store[i] for i in ids])
+            self._index = faiss.IndexIDMap(faiss.IndexFlatIP(embedder(self.model).dimension))
+        while self._unindexed:
+            change = self._unindexed[0]
+            ids = np.array(change.ids, dtype=np.int64)
+            if change.texts is None:
+                self._index.remove_ids(ids)
+            else:
+                self._index.add_with_ids(embedder(self.model).embed(change.texts), ids)
+            self._unindexed.pop(0)
         return self._index
 
     def _add_vectors(self, ids: list[int], texts: list[str]) -> None:
-        """Embed the texts (one batch) into the index under their ids."""
-        import numpy as np
-
-        vectors = embedder(self.model).embed(texts)
-        self._ensure_index().add_with_ids(vectors, np.array(ids, dtype=np.int64))
+        """Embed the texts (one batch) into the index under their ids, at the next search."""
+        self._unindexed.append(_IndexChange(ids, texts))
 
     def _drop(self, vec_id: int) -> None:
-        import numpy as np
-
-        self._ensure_index().remove_ids(np.array([vec_id], dtype=np.int64))
+        added_alone = _IndexChange([vec_id], [self.store[vec_id]])
+        if added_alone in self._unindexed:
+            # Never searched since it was added: dropping the addition leaves the other vectors
+            # in the same order, as adding and then removing it would.
+            self._unindexed.remove(added_alone)
+        else:
+            self._unindexed.append(_IndexChange([vec_id], None))
 
     def add(self, text: str) -> dict[str, Any]:
         if len(text) > self.entry_length:
             return {"error": self._too_long}
         if len(self.store) >= self.size:
             return {"error": f"Memory size exceeds maximum size of {self.size} entries."}
-        self._ensure_index()
         vec_id = self.next_id
-        self.next_id += 1  # taken even when embedding fails, as in the benchmark
+        self.next_id += 1
         self._add_vectors([vec_id], [text])
         self.store[vec_id] = text
         return {"id": vec_id}
@@ -97,6 +119,7 @@ class VectorStore:
     def clear(self) -> dict[str, Any]:
         if self._index is not None:
             self._index.reset()
+        self._unindexed.clear()
         self.store.clear()
         self.next_id = 0
         return {"status": "Memory cleared."}
@@ -104,7 +127,7 @@ class VectorStore:
     def retrieve(self, query: str, top_k: int = 5) -> list[dict[str, Any]]:
         if not self.store:
             return []
-        index = self._ensure_index()
+        index = self._current_index()
         scores, ids = index.search(embedder(self.model).embed([query]), min(top_k, len(self.store)))
         return [
             {"id": int(i), "similarity_score": float(s), "text": self.store[int(i)]}
@@ -119,11 +142,13 @@ class VectorStore:
         return {"next_id": self.next_id, "store": dict(self.store)}
 
     def restore(self, data: dict[str, Any]) -> None:
-        """Load an exported store (ids come back from JSON as strings); vectors are rebuilt
-        when the index is first needed."""
+        """Load an exported store (ids come back from JSON as strings); its texts are embedded
+        as one batch, in id order, when a search first needs them."""
         self.next_id = int(data["next_id"])
         self.store = {int(k): str(v) for k, v in data["store"].items()}
         self._index = None
+        ids = sorted(self.store)
+        self._unindexed = [_IndexChange(ids, [self.store[i] for i in ids])] if ids else []
 
 
 class MemoryVector(MemoryBackend):
