@@ -8,8 +8,9 @@ Scoring (the default): RESULT_MODEL_DIR is a model directory in the reference's 
 (``bfcl evaluate`` of the pinned ``bfcl-eval``) runs in the conformance tool's virtualenv
 (built once, several minutes, about 2 GB); pytest-bfcl runs as a user would, ``pytest
 --bfcl-model=replay:DIR`` from an empty directory outside the repository, with the default
-output, with ``--tb=no`` and with ``-n 2``. Also timed: importing the plugin, and collecting
-every scored entry with the oracle.
+output, with ``--tb=no`` and with ``-n 2``. Also timed: importing the plugin, collecting
+every scored entry with the oracle, and pytest alone on as many items that do nothing, with
+and without ``-n 2`` (the floor any plugin's run stands on).
 
 Generation (``--generation``): one simulated OpenAI-compatible server in its own process
 (``tests/fake_openai.py``: the ground truth after 100 ms, any number of requests at once,
@@ -27,6 +28,7 @@ measurement script, not a test: the numbers depend on the machine.
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import subprocess
 import sys
@@ -116,6 +118,45 @@ def collect_all() -> float:
         return wall(command, Path(workdir))
 
 
+def scored_counts(model_dir: Path, categories: list[str]) -> tuple[int, int]:
+    """How many entries the run scores and how many of them fail (from a default run's
+    summary line)."""
+    with tempfile.TemporaryDirectory() as workdir:
+        command = [
+            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=no",
+            f"--bfcl-model=replay:{model_dir}", f"--bfcl-category={','.join(categories)}",
+            "--rootdir", workdir, workdir,
+        ]  # fmt: skip
+        done = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
+    summary = done.stdout.strip().splitlines()[-1]
+    counts = {word: int(number) for number, word in re.findall(r"(\d+) (\w+)", summary)}
+    failing = counts.get("failed", 0)
+    return failing + counts.get("passed", 0) + counts.get("xfailed", 0), failing
+
+
+def pytest_floor(items: int, *extra: str) -> Callable[[], float]:
+    """pytest itself on the same number of items that do nothing and pass: what running and
+    reporting that many items costs before any plugin does any work, with or without xdist.
+    (Failing items would cost pytest more than BFCL's do: its failure sections grow with the
+    failures, and pytest-bfcl prints its own failure list instead.)"""
+
+    def run() -> float:
+        with tempfile.TemporaryDirectory() as workdir:
+            (Path(workdir) / "test_floor.py").write_text(
+                "import pytest\n\n\n"
+                f"@pytest.mark.parametrize('i', range({items}))\n"
+                "def test_item(i):\n"
+                "    pass\n"
+            )
+            command = [
+                sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:bfcl",
+                "--rootdir", workdir, workdir, *extra,
+            ]  # fmt: skip
+            return wall(command, Path(workdir))
+
+    return run
+
+
 GENERATION_SETS = {
     "600 entries": ["simple_python", "multi_turn_base"],
     "4,441 entries": expand_categories("single_turn") + expand_categories("multi_turn"),
@@ -166,11 +207,14 @@ def main() -> None:
         return
     model_dir = args.results.resolve()
     categories = categories_in(model_dir)
+    items, failing = scored_counts(model_dir, categories)
     rows: dict[str, Callable[[], float]] = {
         "official bfcl evaluate": official(model_dir, categories, args.model),
         "pytest-bfcl, default output": ours(model_dir, categories),
         "pytest-bfcl, --tb=no": ours(model_dir, categories, "--tb=no"),
         "pytest-bfcl, -n 2": ours(model_dir, categories, "-n", "2"),
+        "pytest alone, as many passing items": pytest_floor(items),
+        "pytest alone, as many passing items, -n 2": pytest_floor(items, "-n", "2"),
         "import pytest_bfcl.plugin": plugin_import,
         "collect every scored entry (oracle)": collect_all,
     }
@@ -180,12 +224,13 @@ def main() -> None:
             times[name].append(run())
             print(f"round {round_ + 1}: {name}: {times[name][-1]:.2f} s", file=sys.stderr)
     reference = statistics.median(times["official bfcl evaluate"])
-    print(f"\n{len(categories)} categories from {model_dir}, {args.rounds} rounds")
-    print(f"{'':40} {'median':>8} {'fastest':>8} {'vs official':>12}")
+    print(f"\n{len(categories)} categories from {model_dir} ({items} entries, {failing} "
+          f"failing), {args.rounds} rounds")  # fmt: skip
+    print(f"{'':44} {'median':>8} {'fastest':>8} {'vs official':>12}")
     for name, values in times.items():
         median = statistics.median(values)
         ratio = f"{median / reference:.2f}x" if "pytest-bfcl," in name else ""
-        print(f"{name:40} {median:8.2f} {min(values):8.2f} {ratio:>12}")
+        print(f"{name:44} {median:8.2f} {min(values):8.2f} {ratio:>12}")
 
 
 if __name__ == "__main__":
