@@ -244,33 +244,44 @@ def _edit(memory) -> None:
     memory.archival_memory_add("Daughter's recital is on the 12th.")
 
 
-def test_vectors_made_at_search_time_equal_vectors_made_at_each_change(vector_ready):
+def test_vectors_made_at_search_time_are_those_of_each_change_as_it_happened(vector_ready):
     import numpy as np
 
+    restored = ["Works night shifts at the hospital.", "Owns two cats."]
     snapshot = {
         "core_memory": {"next_id": 0, "store": {}},
-        "archival_memory": {
-            "next_id": 2,
-            "store": {"0": "Works night shifts at the hospital.", "1": "Owns two cats."},
-        },
+        "archival_memory": {"next_id": 2, "store": {"0": restored[0], "1": restored[1]}},
     }
-    _, lazy = vector(snapshot)
-    _, eager = vector(snapshot)
-    eager.archival._current_index()  # the restored batch, embedded at once
-    original = eager.archival._add_vectors
-    eager.archival._add_vectors = lambda ids, texts: (
-        original(ids, texts),
-        eager.archival._current_index(),  # each change reaches the index as it is made
-    )
-    _edit(lazy)
-    _edit(eager)
-    assert len(lazy.archival._unindexed) > 1  # nothing embedded yet
-    lazy_ids, lazy_vectors = _index_contents(lazy.archival)
-    eager_ids, eager_vectors = _index_contents(eager.archival)
-    assert lazy_ids == eager_ids == [1, 2, 3, 4]
-    assert np.array_equal(lazy_vectors, eager_vectors)  # bit for bit
-    query = "when is the flight?"
-    assert lazy.archival_memory_retrieve(query) == eager.archival_memory_retrieve(query)
+    _, memory = vector(snapshot)
+    _edit(memory)
+    assert len(memory.archival._unindexed) > 1  # nothing embedded yet
+    ids, vectors = _index_contents(memory.archival)
+    # What embedding every change at once gives, computed here without the store: the snapshot
+    # as one batch (id 0 then removed), then each text added alone (id 3's first text replaced).
+    expected = np.vstack([
+        vector_ready.embed(restored)[1],
+        vector_ready.embed(["Flight to Lisbon leaves at 7 am on Friday."])[0],
+        vector_ready.embed(["Prefers window seats on long flights."])[0],
+        vector_ready.embed(["Daughter's recital is on the 12th."])[0],
+    ])  # fmt: skip
+    assert ids == [1, 2, 3, 4]
+    assert np.array_equal(vectors, expected)  # bit for bit (a vector depends on its batch)
+    hits = memory.archival_memory_retrieve("when is the flight?", top_k=1)["result"]
+    assert hits[0]["id"] == 2
+
+
+def test_a_text_that_is_not_a_string_fails_when_stored(vector_ready):
+    env, memory = vector()
+    failed = env.execute_one("archival_memory_add(text=['likes tea', 'likes cats'])")
+    assert failed.startswith("Error during execution:")
+    assert memory.archival_memory_add("dog") == {"id": 1}  # the failed call used up id 0
+    memory.archival_memory_update(1, "a dog called Rex")
+    failed = env.execute_one("archival_memory_update(vec_id=1, new_text=['y'])")
+    assert failed.startswith("Error during execution:")
+    assert memory._snapshot()["archival_memory"]["store"] == {1: "a dog called Rex"}
+    # as in the benchmark, the failed update took the old vector out of the index
+    assert memory.archival_memory_retrieve("dog")["result"] == []
+    json.dumps(memory._snapshot())  # nothing unwritable was stored
 
 
 def test_storing_without_searching_embeds_nothing(vector_ready, monkeypatch):

@@ -75,7 +75,16 @@ class VectorStore:
         """Embed the texts (one batch) into the index under their ids, at the next search."""
         self._unindexed.append(_IndexChange(ids, texts))
 
+    def _embed_now_unless_text(self, value: Any) -> None:
+        """A model may pass a list or a number as the text. Only strings wait for a search:
+        anything else is embedded at once, so that it fails (and is not stored) where the
+        benchmark's store, which embeds on every change, fails."""
+        if not isinstance(value, str):
+            embedder(self.model).embed([value])
+
     def _drop(self, vec_id: int) -> None:
+        # An id is added alone at most once while pending (ids are never reused, and an update
+        # cancels the pending addition it replaces); a restored one-text batch counts as alone.
         added_alone = _IndexChange([vec_id], [self.store[vec_id]])
         if added_alone in self._unindexed:
             # Never searched since it was added: dropping the addition leaves the other vectors
@@ -90,7 +99,8 @@ class VectorStore:
         if len(self.store) >= self.size:
             return {"error": f"Memory size exceeds maximum size of {self.size} entries."}
         vec_id = self.next_id
-        self.next_id += 1
+        self.next_id += 1  # taken even when embedding fails, as in the benchmark
+        self._embed_now_unless_text(text)
         self._add_vectors([vec_id], [text])
         self.store[vec_id] = text
         return {"id": vec_id}
@@ -111,7 +121,8 @@ class VectorStore:
             return {"error": f"ID {vec_id} not present in store."}
         if len(new_text) > self.entry_length:
             return {"error": self._too_long}
-        self._drop(vec_id)
+        self._drop(vec_id)  # gone from the index even when embedding fails, as in the benchmark
+        self._embed_now_unless_text(new_text)
         self._add_vectors([vec_id], [new_text])
         self.store[vec_id] = new_text
         return {"status": f"ID {vec_id} updated."}
