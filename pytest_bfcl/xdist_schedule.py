@@ -2,25 +2,40 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from xdist.scheduler import LoadScheduling
 
 
+def _one(nodeid: str) -> int:
+    return 1
+
+
 class SpreadScheduling(LoadScheduling):  # type: ignore[misc]
     """xdist's load scheduling, except that a collection made only of BFCL entries is dealt
-    out whole at the start, each worker taking every N-th entry.
+    out whole at the start, in collection order, each entry to the worker with the least work
+    dealt so far (``weight``: the fewest requests an entry takes; with equal weights, every
+    N-th entry).
 
     xdist otherwise sends small batches, and holds back while a worker's test takes 0.1 s or
     more, which an item waiting for its answer does. A worker generates only what it has been
     sent, so its requests in flight fell short of its share of ``--bfcl-concurrency``, and at
     the end one worker still had a queue while the other was done. Dealt out in turns, each
-    share holds the same mix of categories and the workers finish together. A crashed worker's
+    share holds the same mix of categories; weighted, a worker dealt a run of long
+    conversations gets fewer entries, and the workers finish together. A crashed worker's
     entries go to the worker that replaces it, as with xdist's own scheduling."""
 
-    def __init__(self, config: Any, log: Any = None, prefix: str = "bfcl/") -> None:
+    def __init__(
+        self,
+        config: Any,
+        log: Any = None,
+        prefix: str = "bfcl/",
+        weight: Callable[[str], int] = _one,
+    ) -> None:
         super().__init__(config, log)
         self.prefix = prefix
+        self.weight = weight
 
     def schedule(self) -> None:
         collection = self._bfcl_only_collection()
@@ -31,13 +46,23 @@ class SpreadScheduling(LoadScheduling):  # type: ignore[misc]
         if getattr(self, "maxschedchunk", None) is None:  # as xdist's first distribution does
             self.maxschedchunk = len(collection)
         nodes = list(self.nodes)
-        for position, node in enumerate(nodes):
-            share = list(range(position, len(collection), len(nodes)))
+        for node, share in zip(nodes, self._shares(collection, len(nodes)), strict=True):
             if share:
                 self.node2pending[node].extend(share)
                 node.send_runtest_some(share)
         for node in nodes:
             node.shutdown()  # each stops once its share is done
+
+    def _shares(self, collection: list[str], workers: int) -> list[list[int]]:
+        """Indices of the collection per worker: each entry in turn to the least loaded (the
+        first of them on a tie), so the shares stay even all along, not only in total."""
+        shares: list[list[int]] = [[] for _ in range(workers)]
+        loads = [0] * workers
+        for index, nodeid in enumerate(collection):
+            lightest = loads.index(min(loads))
+            shares[lightest].append(index)
+            loads[lightest] += max(1, self.weight(nodeid))
+        return shares
 
     def _scheduled(self) -> bool:
         """Whether the first distribution happened (later calls bring in new workers)."""

@@ -25,9 +25,9 @@ class FakeNode:
         self.shutting_down = True
 
 
-def scheduler(pytester: pytest.Pytester, nodeids: list[str], workers: int = 2):
+def scheduler(pytester: pytest.Pytester, nodeids: list[str], workers: int = 2, **options):
     config = pytester.parseconfig("--tx", f"{workers}*popen")
-    sched = SpreadScheduling(config, prefix="bfcl/")
+    sched = SpreadScheduling(config, prefix="bfcl/", **options)
     nodes = [FakeNode(f"gw{i}") for i in range(workers)]
     for node in nodes:
         sched.add_node(node)
@@ -47,6 +47,31 @@ def test_bfcl_entries_are_dealt_out_whole_and_in_turns(pytester):
         for index in list(node.sent):
             sched.mark_test_complete(node, index)
     assert sched.tests_finished
+
+
+def test_long_conversations_count_for_more_when_dealing(pytester):
+    # Twelve single-turn entries, two conversations of six turns among the first three.
+    ids = ["bfcl/multi_turn_base::multi_turn_base_0", "bfcl/simple_python::simple_python_0"]
+    ids += ["bfcl/multi_turn_base::multi_turn_base_1"]
+    ids += [f"bfcl/simple_python::simple_python_{i}" for i in range(1, 12)]
+    turns = {nodeid: 6 for nodeid in ids if "multi_turn" in nodeid}
+    sched, nodes = scheduler(pytester, ids, weight=lambda nodeid: turns.get(nodeid, 1))
+    sched.schedule()
+    assert nodes[0].sent == [0, 3, 4, 6, 8, 10, 12] and nodes[1].sent == [1, 2, 5, 7, 9, 11, 13]
+    load = [sum(turns.get(ids[i], 1) for i in node.sent) for node in nodes]
+    assert load == [12, 12]  # every N-th entry would have dealt 17 and 7
+
+
+def test_the_fewest_requests_of_an_entry_are_its_user_turns():
+    from pytest_bfcl.run.engine import BfclRun
+    from pytest_bfcl.settings import Settings
+
+    run = BfclRun.create(Settings(model="oracle", categories="simple_python,multi_turn_base"))
+    conversation = run.entries_for("multi_turn_base")[0]
+    assert run.least_requests(conversation.id) == len(conversation.question) > 1
+    assert run.least_requests("simple_python_0") == 1
+    assert run.least_requests("simple_python_999999") == 1  # not in the data: the least weight
+    assert run.least_requests("not-an-id") == 1
 
 
 def test_a_collection_with_other_tests_is_scheduled_as_xdist_does(pytester):

@@ -24,7 +24,7 @@ from pytest_bfcl.check.oversized import oversized_answer_verdict
 from pytest_bfcl.check.single_turn import evaluate_single_turn
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, category_of_id
-from pytest_bfcl.dataset.fetch import DataSource, resolve_data_source
+from pytest_bfcl.dataset.fetch import DatasetError, DataSource, resolve_data_source
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import AgenticAnswer, AstAnswer, Entry, MultiTurnAnswer
 from pytest_bfcl.hookspecs import plugin_manager
@@ -167,6 +167,14 @@ class BfclRun:
 
     def entry(self, entry_id: str) -> Entry:
         return self._entries_of(category_of_id(entry_id))[entry_id]
+
+    def least_requests(self, entry_id: str) -> int:
+        """The fewest model requests the entry can take: one per user turn (1 for an id this
+        run does not know). Used to share entries out evenly between processes."""
+        try:
+            return max(1, len(self.entry(entry_id).question))
+        except (KeyError, DatasetError):
+            return 1
 
     def _entries_of(self, category: str) -> dict[str, Entry]:
         if category not in self._entry_maps:
