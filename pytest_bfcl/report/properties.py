@@ -33,13 +33,16 @@ class ItemProperties:
     def pairs(self, *names: str) -> list[tuple[str, Any]]:
         """``(bfcl_<name>, value)`` for the given fields (all when none), skipping unset ones;
         booleans as ``true``/``false`` as junit readers expect."""
-        wanted = names or tuple(f.name for f in fields(self))
         out = []
-        for name in wanted:
+        for name in names or _FIELD_NAMES:
             value = getattr(self, name)
             if value is None:
                 continue
-            out.append((PREFIX + name, str(value).lower() if isinstance(value, bool) else value))
+            if isinstance(value, bool):
+                value = "true" if value else "false"
+            # One key string per property name: a run keeps every item's pairs, three times
+            # over in its reports.
+            out.append((_KEYS[name], value))
         return out
 
     @classmethod
@@ -54,6 +57,8 @@ class ItemProperties:
         return cls(**values)
 
 
+_FIELD_NAMES = tuple(f.name for f in fields(ItemProperties))
+_KEYS = {name: PREFIX + name for name in _FIELD_NAMES}
 _BOOLEANS = {"baseline_valid", "valid", "excluded"}
 _TEXTS = {"id", "category", "error_type", "reason", "skipped"}
 
