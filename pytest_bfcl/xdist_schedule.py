@@ -42,11 +42,12 @@ class SpreadScheduling(LoadScheduling):  # type: ignore[misc]
         if collection is None:
             super().schedule()
             return
+        nodes = list(self.nodes)
+        shares = self._shares(collection, len(nodes))
         self.collection = collection
         if getattr(self, "maxschedchunk", None) is None:  # as xdist's first distribution does
             self.maxschedchunk = len(collection)
-        nodes = list(self.nodes)
-        for node, share in zip(nodes, self._shares(collection, len(nodes)), strict=True):
+        for node, share in zip(nodes, shares, strict=True):
             if share:
                 self.node2pending[node].extend(share)
                 node.send_runtest_some(share)
@@ -61,8 +62,16 @@ class SpreadScheduling(LoadScheduling):  # type: ignore[misc]
         for index, nodeid in enumerate(collection):
             lightest = loads.index(min(loads))
             shares[lightest].append(index)
-            loads[lightest] += max(1, self.weight(nodeid))
+            loads[lightest] += self._weight(nodeid)
         return shares
+
+    def _weight(self, nodeid: str) -> int:
+        """An entry's weight, at least 1; a weight that cannot be had counts as 1 (dealing is
+        a matter of balance: it must never stop the run)."""
+        try:
+            return max(1, int(self.weight(nodeid)))
+        except Exception:
+            return 1
 
     def _scheduled(self) -> bool:
         """Whether the first distribution happened (later calls bring in new workers)."""

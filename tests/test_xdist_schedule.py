@@ -62,6 +62,21 @@ def test_long_conversations_count_for_more_when_dealing(pytester):
     assert load == [12, 12]  # every N-th entry would have dealt 17 and 7
 
 
+def test_odd_weights_deal_in_turns_and_more_workers_than_entries_is_fine(pytester):
+    def broken(nodeid: str) -> int:
+        raise ValueError(nodeid)
+
+    ids = [f"bfcl/simple_python::simple_python_{i}" for i in range(5)]
+    for weight in (lambda nodeid: 0, lambda nodeid: -3, broken):
+        sched, nodes = scheduler(pytester, ids, weight=weight)
+        sched.schedule()
+        assert nodes[0].sent == [0, 2, 4] and nodes[1].sent == [1, 3]
+    sched, nodes = scheduler(pytester, ids[:2], workers=4)
+    sched.schedule()
+    assert [node.sent for node in nodes] == [[0], [1], [], []]
+    assert all(node.shutting_down for node in nodes)
+
+
 def test_the_fewest_requests_of_an_entry_are_its_user_turns():
     from pytest_bfcl.run.engine import BfclRun
     from pytest_bfcl.settings import Settings
