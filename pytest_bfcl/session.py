@@ -535,10 +535,10 @@ class BfclSessionPlugin:
             return None  # another mode, or batches the user sized: xdist's own scheduling
         from pytest_bfcl.xdist_schedule import SpreadScheduling
 
-        def least_requests(nodeid: str) -> int:
-            return self.run.least_requests(nodeid.rpartition("::")[2])
+        def weight(nodeid: str) -> int:
+            return self.run.expected_requests(nodeid.rpartition("::")[2])
 
-        return SpreadScheduling(config, log, prefix=f"{NODE_PREFIX}/", weight=least_requests)
+        return SpreadScheduling(config, log, prefix=f"{NODE_PREFIX}/", weight=weight)
 
     @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

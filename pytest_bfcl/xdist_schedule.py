@@ -15,8 +15,8 @@ def _one(nodeid: str) -> int:
 class SpreadScheduling(LoadScheduling):  # type: ignore[misc]
     """xdist's load scheduling, except that a collection made only of BFCL entries is dealt
     out whole at the start, in collection order, each entry to the worker with the least work
-    dealt so far (``weight``: the fewest requests an entry takes; with equal weights, every
-    N-th entry).
+    dealt so far (``weight``: the requests an entry is expected to take; with equal weights,
+    every N-th entry).
 
     xdist otherwise sends small batches, and holds back while a worker's test takes 0.1 s or
     more, which an item waiting for its answer does. A worker generates only what it has been

@@ -77,16 +77,16 @@ def test_odd_weights_deal_in_turns_and_more_workers_than_entries_is_fine(pyteste
     assert all(node.shutting_down for node in nodes)
 
 
-def test_the_fewest_requests_of_an_entry_are_its_user_turns():
+def test_an_entry_weighs_the_requests_the_scheduler_expects_of_it():
     from pytest_bfcl.run.engine import BfclRun
     from pytest_bfcl.settings import Settings
 
     run = BfclRun.create(Settings(model="oracle", categories="simple_python,multi_turn_base"))
     conversation = run.entries_for("multi_turn_base")[0]
-    assert run.least_requests(conversation.id) == len(conversation.question) > 1
-    assert run.least_requests("simple_python_0") == 1
-    assert run.least_requests("simple_python_999999") == 1  # not in the data: the least weight
-    assert run.least_requests("not-an-id") == 1
+    assert run.expected_requests(conversation.id) == 2 * len(conversation.question) > 2
+    assert run.expected_requests("simple_python_0") == 1
+    assert run.expected_requests("simple_python_999999") == 1  # not in the data: the least
+    assert run.expected_requests("not-an-id") == 1
 
 
 def test_a_collection_with_other_tests_is_scheduled_as_xdist_does(pytester):

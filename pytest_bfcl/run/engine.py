@@ -42,7 +42,7 @@ from pytest_bfcl.redact import redact_data, register_secret_env
 from pytest_bfcl.run.leaderboard import as_leaderboard_scores, leaderboard_note
 from pytest_bfcl.run.results_dir import ResultsWriter
 from pytest_bfcl.run.sampling import stratified_sample
-from pytest_bfcl.run.scheduler import Progress, Scheduler, start_order
+from pytest_bfcl.run.scheduler import Progress, Scheduler, expected_requests, start_order
 from pytest_bfcl.run.wiring import ConversationWiring
 from pytest_bfcl.scoring import ScoringOptions
 from pytest_bfcl.settings import Settings
@@ -168,11 +168,11 @@ class BfclRun:
     def entry(self, entry_id: str) -> Entry:
         return self._entries_of(category_of_id(entry_id))[entry_id]
 
-    def least_requests(self, entry_id: str) -> int:
-        """The fewest model requests the entry can take: one per user turn (1 for an id this
-        run does not know). Used to share entries out evenly between processes."""
+    def expected_requests(self, entry_id: str) -> int:
+        """The scheduler's rough count of the entry's requests (1 for an id this run does not
+        know): what the entry weighs when entries are shared out between processes."""
         try:
-            return max(1, len(self.entry(entry_id).question))
+            return expected_requests(self.entry(entry_id))
         except (KeyError, DatasetError):
             return 1
 
