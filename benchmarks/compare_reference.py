@@ -119,8 +119,8 @@ def collect_all() -> float:
 
 
 def scored_counts(model_dir: Path, categories: list[str]) -> tuple[int, int]:
-    """How many entries the run scores and how many of them fail (from a default run's
-    summary line)."""
+    """How many entries the run scores and how many of them fail (from the summary line of a
+    ``--tb=no`` run)."""
     with tempfile.TemporaryDirectory() as workdir:
         command = [
             sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=no",
