@@ -27,7 +27,8 @@ OPTIONS: tuple[Option, ...] = (
         "--bfcl-model",
         "model",
         "model to evaluate, which enables the BFCL items: 'oracle' (the ground truth, no "
-        "network), 'replay:DIR' (stored generations in the leaderboard's result layout), "
+        "network; 'oracle:flaky=0.1,fail=0.02,seed=N' adds seeded noise to try the gate), "
+        "'replay:DIR' (stored generations in the leaderboard's result layout), "
         "'vllm:MODEL_OR_PATH' (a vLLM server the plugin starts), or the name of a model served "
         "by an OpenAI-compatible endpoint (--bfcl-base-url)",
     ),
@@ -118,6 +119,25 @@ OPTIONS: tuple[Option, ...] = (
         "append",
     ),
     Option("--bfcl-sample", "sample", "run a stratified sample: a count (200) or fraction (0.1)"),
+    Option(
+        "--bfcl-samples",
+        "samples",
+        "K: ask every entry K times (independent requests); an entry scores passes out of K, "
+        "and the gate compares pass rates (default 1)",
+    ),
+    Option(
+        "--bfcl-detect",
+        "detect",
+        "POINTS: sample each category just large enough that the gate detects a drop of this "
+        "many points (with 80 percent power; instead of --bfcl-sample)",
+    ),
+    Option(
+        "--bfcl-known-errors",
+        "known_errors",
+        "entries whose ground truth is known to be wrong upstream (data/"
+        "known_ground_truth_errors.json): 'exclude' them from the gate (default), 'include' "
+        "them, or 'correct' them (score them against the corrected answer)",
+    ),
     Option("--bfcl-seed", "seed", "seed of --bfcl-sample (default 0)"),
     Option("--bfcl-csv", "csv_dir", "write the leaderboard's CSV score tables to this directory"),
     Option("--bfcl-chart", "chart_path", "write an SVG chart of category scores (vs baseline)"),

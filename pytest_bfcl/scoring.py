@@ -26,3 +26,8 @@ class ScoringOptions:
 # The finish reason stored for an answer cut at --bfcl-max-response-bytes (written by the
 # endpoint model, read by the checker that fails such answers).
 TRUNCATED = "response_too_large"
+
+# The version of the verdict rules. Bump it whenever a change of a checker, decoder or
+# executor can turn any entry's verdict: baselines record it, and one recorded under other rules
+# is refused (its verdicts would not be comparable).
+SCORING_RULES_VERSION = 1

@@ -18,12 +18,13 @@ from typing import Any
 import pytest
 
 from pytest_bfcl.check.verdict import Verdict
+from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import CATEGORIES, Category, category_of_id
 from pytest_bfcl.dataset.custom import add_custom_categories, unregister_custom_categories
 from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
 from pytest_bfcl.markers import marker_names, register_markers
-from pytest_bfcl.models.base import Generation, ModelSpecError
+from pytest_bfcl.models.base import Generation, ModelSpecError, Sampled
 from pytest_bfcl.models.replay import ReplayError
 from pytest_bfcl.perf import (
     allow_freezing,
@@ -38,7 +39,9 @@ from pytest_bfcl.report.baseline import (
     BaselineError,
     incompatibilities,
     load_baseline,
+    stamp_differences,
 )
+from pytest_bfcl.report.detection import category_noise
 from pytest_bfcl.report.entries import Outcome, bounded, build_record, functions_key
 from pytest_bfcl.report.finish import (
     FailureNote,
@@ -125,7 +128,14 @@ def _load_compatible_baseline(settings: Settings, run: BfclRun) -> Baseline | No
     if settings.baseline_path is None:
         return None
     baseline = load_baseline(settings.baseline_path)
-    problems = incompatibilities(baseline, run.metadata())
+    metadata = run.metadata()
+    stamps = stamp_differences(baseline, metadata)
+    if stamps:  # verdicts under other rules or sampling compare with nothing, common or not
+        raise BaselineError(
+            f"baseline {settings.baseline_path} does not fit this run: " + "; ".join(stamps)
+        )
+    run.plan_noise = category_noise(baseline.rates)
+    problems = incompatibilities(baseline, metadata)
     if problems and not settings.baseline_common:
         raise BaselineError(
             f"baseline {settings.baseline_path} does not fit this run: "
@@ -204,12 +214,17 @@ class BfclItem(pytest.Item):
         self.category = category
         self.run = run
         self.baseline_valid = baseline_valid
-        self._generation: Generation | None = None
+        self._generation: Generation | Sampled | None = None
         self._verdict: Verdict | None = None
 
     def setup(self) -> None:
-        props = ItemProperties(self.entry_id, self.category.name, self.baseline_valid)
-        self.user_properties += props.pairs("id", "category", "baseline_valid")
+        props = ItemProperties(
+            self.entry_id,
+            self.category.name,
+            self.baseline_valid,
+            known_error=self.run.known_error_note(self.entry_id),
+        )
+        self.user_properties += props.pairs("id", "category", "baseline_valid", "known_error")
         try:
             outcome = self.run.generation_for(self.entry_id)  # infrastructure failures: pytest E
         except RunStopped as exc:
@@ -241,8 +256,14 @@ class BfclItem(pytest.Item):
         assert self._generation is not None
         verdict = self.run.score(self._generation)
         self._verdict = verdict
-        self.config.hook.pytest_bfcl_result(verdict=verdict, generation=self._generation)
+        self.config.hook.pytest_bfcl_result(
+            verdict=verdict, generation=_reported_generation(self._generation, verdict)
+        )
         known = self.run.expected_failure(self.entry_id)
+        if verdict.samples is not None:
+            self.user_properties += ItemProperties(
+                passes=verdict.passes, samples=verdict.samples
+            ).pairs()
         if verdict.valid:
             self.user_properties += ItemProperties(valid=True).pairs()
         else:
@@ -287,6 +308,27 @@ class BfclItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"bfcl {self.entry_id}"
+
+
+def _reported_generation(generation: Generation | Sampled, verdict: Verdict) -> Generation:
+    """The generation a verdict describes: with several samples, the first that failed (the
+    one the verdict explains), or the first when all passed."""
+    if isinstance(generation, Generation):
+        return generation
+    if verdict.valid or verdict.passes is None:
+        return generation.generations[0]
+    failed = _first_failed_sample(verdict)
+    return generation.generations[failed] if failed is not None else generation.generations[0]
+
+
+def _first_failed_sample(verdict: Verdict) -> int | None:
+    """The sample number in a combined verdict's first reason ("... sample N failed: ...")."""
+    first = verdict.errors[0] if verdict.errors else ""
+    marker = "; sample "
+    if not isinstance(first, str) or marker not in first:
+        return None
+    number = first.split(marker, 1)[1].split(" ", 1)[0]
+    return int(number) - 1 if number.isdigit() else None
 
 
 # -- the session plugin -------------------------------------------------------------------------
@@ -458,7 +500,9 @@ class BfclSessionPlugin:
         if props.category is None:
             return
         if props.valid is not None and props.id is not None:
-            self.board.add_verdict(props.id, props.category, props.valid)
+            self.board.add_verdict(
+                props.id, props.category, props.valid, props.passes, props.samples
+            )
             self.board.add_measurements(
                 props.latency, props.input_tokens, props.output_tokens, props.steps
             )
@@ -499,8 +543,7 @@ class BfclSessionPlugin:
             workeroutput = self.config.workeroutput  # type: ignore[attr-defined]
             workeroutput[REPLICAS_OUTPUT] = json.dumps(self.run.model.replica_stats())
             return
-        if self.run.results is not None:
-            self.run.results.finalize()
+        self.run.finalize_results()
         self.usage = self._usage()
         self.finished = finish_run(self._outcome())
         self.scores, self.gate = self.finished.scores, self.finished.gate
@@ -524,6 +567,9 @@ class BfclSessionPlugin:
             junit_path=Path(junit) if junit else None,
             step_summary=Path(step_summary) if step_summary else None,
             results_root=self.run.results.root if self.run.results is not None else None,
+            gate_exclusions=listed_errors.gate_exclusions(
+                set(self.board.verdicts), self.settings.known_errors
+            ),
         )
 
     @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
@@ -654,14 +700,22 @@ def attach_record(item: BfclItem, report: pytest.TestReport, sent: set[str]) -> 
     message = None
     if outcome in ("error", "skipped") and report.longrepr is not None:
         message = _longrepr_line(report)
+    generation = item._generation
+    if isinstance(generation, Sampled):
+        generation = (
+            _reported_generation(generation, item._verdict)
+            if item._verdict is not None
+            else generation.generations[0]
+        )
     record = build_record(
         entry=entry,
         outcome=outcome,
         verdict=item._verdict,
-        generation=item._generation,
+        generation=generation,
         baseline_valid=item.baseline_valid,
         message=message,
         functions_key_=key,
+        known_error=item.run.known_error_note(item.entry_id),
     )
     report.bfcl_record = record.model_dump(mode="json")  # type: ignore[attr-defined]
 

@@ -117,6 +117,12 @@ class Settings(BaseModel):
     # subsets and extra reports
     sample: float | int | None = None
     seed: int = 0
+    # repeated samples: every entry asked this many times
+    samples: int = 1
+    # plan the sample: per category, the entries that detect a drop of this many points
+    detect: float | None = None
+    # entries with a known ground-truth error: left out of the gate, compared, or corrected
+    known_errors: Literal["exclude", "include", "correct"] = "exclude"
     csv_dir: Path | None = None
     chart_path: Path | None = None
     # OpenAI-compatible endpoints
@@ -526,6 +532,9 @@ RULES: dict[str, Rule] = {
         _sample,
     ),
     "seed": whole(),
+    "samples": whole(1, 1000),
+    "detect": number(above=0, below=100),
+    "known_errors": choice("exclude", "include", "correct"),
     "csv_dir": DIR_TO_WRITE,
     "chart_path": FILE_TO_WRITE,
     "base_urls": WEB_URL,
@@ -644,7 +653,7 @@ def _cross_checks(values: dict[str, Any]) -> list[str]:
             f"(got {cassette})"
         )
     model = str(values.get("model", ""))
-    served = model not in ("oracle", "") and not model.startswith(("replay:", "vllm:"))
+    served = model not in ("oracle", "") and not model.startswith(("oracle:", "replay:", "vllm:"))
     if values.get("server_cmd") and not served:
         problems.append(
             "--bfcl-server-cmd starts the server of an endpoint model: give --bfcl-model the "

@@ -17,7 +17,8 @@ pytest_plugins = ["pytester", "gate_scenario"]  # gate_scenario: the gate_env fi
 def test_baseline_file_records_verdicts_and_identity(gate_env, data_source):
     _, baseline = gate_env
     data = json.loads(baseline.read_text())
-    assert data["format"] == "pytest-bfcl-baseline/2"
+    assert data["format"] == "pytest-bfcl-baseline/3"
+    assert data["metadata"]["samples"] == 1 and data["metadata"]["scoring_rules"] >= 1
     assert len(data["verdicts"]) == 400 and sum(data["verdicts"].values()) == 380
     assert data["totals"] == {"simple_python": {"expected": 400, "scored": 400}}
     assert data["metadata"]["dataset"]["version"] == "custom"
@@ -40,7 +41,7 @@ def test_real_regression_fails_and_names_category_drop_p_value_and_ids(gate_env)
     assert "BFCL gate: FAILED" in out
     line = next(x for x in out.splitlines() if x.startswith("simple_python ") and "FAILED" in x)
     assert "95.00%" in line and "85.00%" in line and "-10.00" in line
-    assert "1.82e-12" in line  # McNemar: 2 * 0.5**40
+    assert "9.09e-13" in line  # one-sided exact McNemar: 0.5**40
     assert "regressed in simple_python: simple_python_100, simple_python_101" in out
     assert "REGRESSION simple_python_100 [simple_python] " in out  # the closing list
     assert out.count("REGRESSION simple_python_1") == 20  # regressions first, 20 shown

@@ -19,22 +19,27 @@ from pytest_bfcl.report.finish import (
 from pytest_bfcl.report.gate import GateSettings, compare
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.render import gate_block, score_table
-from pytest_bfcl.report.scores import ScoreBoard, sample_variance, wilson_interval
+from pytest_bfcl.report.scores import ScoreBoard
+from pytest_bfcl.report.stats import mean_interval, mean_variance
 from pytest_bfcl.settings import Settings
 
 
+def _rates(correct: int, total: int) -> list[float]:
+    return [1.0] * correct + [0.0] * (total - correct)
+
+
 def test_wilson_interval_known_values():
-    low, high = wilson_interval(8, 10, None)  # textbook: 8/10 -> 0.490 .. 0.943
+    low, high = mean_interval(_rates(8, 10), 1)  # textbook: 8/10 -> 0.490 .. 0.943
     assert low == pytest.approx(0.4902, abs=1e-3) and high == pytest.approx(0.9433, abs=1e-3)
-    assert wilson_interval(10, 10, 10) == (1.0, 1.0)  # the whole population: no doubt left
-    narrow = wilson_interval(40, 50, 60)
-    wide = wilson_interval(40, 50, 10_000)
+    assert mean_interval(_rates(10, 10), 1, 10) == (1.0, 1.0)  # the whole population
+    narrow = mean_interval(_rates(40, 50), 1, 60)
+    wide = mean_interval(_rates(40, 50), 1, 10_000)
     assert narrow[1] - narrow[0] < wide[1] - wide[0]  # finite-population correction
 
 
 def test_sample_variance_is_never_zero_for_a_sample():
-    assert sample_variance(10, 10, 100) > 0
-    assert sample_variance(10, 10, 10) == 0  # census
+    assert mean_variance(_rates(10, 10), 1, 100) > 0
+    assert mean_variance(_rates(10, 10), 1, 10) == 0  # census
 
 
 def _sampled_board() -> ScoreBoard:

@@ -114,7 +114,7 @@ def _baseline(tmp_path: Path, n: int = 400) -> Path:
 
 def test_baseline_records_totals_and_digest(tmp_path):
     data = json.loads(_baseline(tmp_path).read_text())
-    assert data["format"] == "pytest-bfcl-baseline/2"
+    assert data["format"] == "pytest-bfcl-baseline/3"
     assert data["totals"] == {"simple_python": {"expected": 400, "scored": 400}}
     assert len(data["digest"]) == 64
     assert load_baseline(tmp_path / "baseline.json").verdicts["simple_python_1"] is True

@@ -17,6 +17,9 @@ class Task:
 
     entry: Entry
     answer: Answer | None
+    # Which of the entry's repeated samples this is (--bfcl-samples; 0 for the first). A
+    # model that caches answers keeps each sample apart; a deterministic one may ignore it.
+    sample: int = 0
 
 
 class Generation(BaseModel):
@@ -35,6 +38,48 @@ class Generation(BaseModel):
     steps: int | None = None  # model queries made (multi-step categories)
     # Multi-step categories: per-turn latencies and token counts, and the inference log.
     details: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """An entry asked several times (``--bfcl-samples``): one generation per sample, and their
+    measurements added up (every sample cost its requests)."""
+
+    id: str
+    generations: tuple[Generation, ...]
+
+    @property
+    def latency(self) -> float | None:
+        return _total(g.latency for g in self.generations)
+
+    @property
+    def input_tokens(self) -> int | None:
+        total = _total(g.input_tokens for g in self.generations)
+        return None if total is None else int(total)
+
+    @property
+    def output_tokens(self) -> int | None:
+        total = _total(g.output_tokens for g in self.generations)
+        return None if total is None else int(total)
+
+    @property
+    def steps(self) -> int | None:
+        total = _total(g.steps for g in self.generations)
+        return None if total is None else int(total)
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """The web tools that failed over all samples (what the item reports of details)."""
+        failures: dict[str, int] = {}
+        for generation in self.generations:
+            for tool, count in ((generation.details or {}).get("tool_failures") or {}).items():
+                failures[tool] = failures.get(tool, 0) + int(count)
+        return {"tool_failures": failures} if failures else {}
+
+
+def _total(values: Any) -> float | None:
+    numbers = [v for v in values if v is not None]
+    return sum(numbers) if numbers else None
 
 
 @dataclass(frozen=True)

@@ -28,17 +28,22 @@ def pytest_bfcl_make_model(
     # Imported here: this module is registered in every pytest run, model or not.
     from pytest_bfcl.models.base import ModelSpecError
 
-    if spec == "oracle":
-        from pytest_bfcl.models.oracle import OracleModel
+    if spec == "oracle" or spec.startswith("oracle:"):
+        from pytest_bfcl.models.oracle import Flakiness, OracleModel
 
-        return OracleModel(scoring)
+        try:
+            flakiness = Flakiness.parse(spec.removeprefix("oracle").removeprefix(":"))
+        except ValueError as exc:
+            raise ModelSpecError(f"--bfcl-model={spec}: {exc}") from None
+        return OracleModel(scoring, flakiness)
     if spec.startswith("replay:"):
         directory = spec.removeprefix("replay:")
         if not directory:
             raise ModelSpecError("replay needs a directory: --bfcl-model=replay:DIR")
         from pytest_bfcl.models.replay import ReplayModel
 
-        return ReplayModel(Path(directory), scoring)
+        samples = settings.samples if settings is not None else 1
+        return ReplayModel(Path(directory), scoring, samples)
     if settings is None or source is None:
         raise ModelSpecError(f"unknown model {spec!r}: use 'oracle' or 'replay:DIR'")
     if source.unpacked_root is None:

@@ -84,31 +84,55 @@ def _count(value: Any) -> int | None:
     return int(sum(numbers)) if numbers else None
 
 
+def sample_roots(directory: Path, samples: int) -> list[Path]:
+    """The result directories of ``samples`` repeated samples: ``DIR/sample-1`` ...
+    ``DIR/sample-K`` (as ``--bfcl-results-dir`` writes them), each a model's result directory
+    or a root holding one model; ``DIR`` itself for one sample."""
+    if samples == 1:
+        return [resolve_result_root(directory)]
+    roots = []
+    for number in range(1, samples + 1):
+        where = directory.expanduser() / f"sample-{number}"
+        if not where.is_dir():
+            raise ReplayError(
+                f"--bfcl-samples={samples} replays {samples} result sets, "
+                f"{directory}/sample-1 ... sample-{samples}; {where} does not exist"
+            )
+        roots.append(resolve_result_root(where))
+    return roots
+
+
 class ReplayModel(ModelBase):
-    def __init__(self, directory: Path, scoring: ScoringOptions) -> None:
-        self.root = resolve_result_root(directory)
+    def __init__(self, directory: Path, scoring: ScoringOptions, samples: int = 1) -> None:
+        self.roots = sample_roots(directory, samples)
+        self.root = self.roots[0]
         self.name = f"replay:{self.root.name}"
         self.scoring = scoring
-        self._records: dict[str, dict[str, dict[str, Any]]] = {}
+        self._records: dict[tuple[int, str], dict[str, dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
     def metadata(self) -> dict[str, Any]:
+        if len(self.roots) > 1:
+            return {"kind": "replay", "directories": [str(r) for r in self.roots]}
         return {"kind": "replay", "directory": str(self.root)}
 
-    def result_file(self, category: str) -> Path:
-        return ResultLayout(self.root).category_file(category)
+    def result_file(self, category: str, sample: int = 0) -> Path:
+        return ResultLayout(self.roots[sample]).category_file(category)
 
-    def records(self, category: str) -> dict[str, dict[str, Any]]:
+    def records(self, category: str, sample: int = 0) -> dict[str, dict[str, Any]]:
         with self._lock:
-            if category not in self._records:
-                self._records[category] = self._read(self.result_file(category))
-            return self._records[category]
+            if (sample, category) not in self._records:
+                path = self.result_file(category, sample)
+                self._records[(sample, category)] = self._read(path)
+            return self._records[(sample, category)]
 
     def preflight(self, categories: list[str]) -> None:
-        """Read every selected category's result file now, so that a broken file ends the
-        session once, naming the file and line, instead of failing entry after entry."""
-        for category in categories:
-            self.records(category)
+        """Read every selected category's result file (of every sample) now, so that a broken
+        file ends the session once, naming the file and line, instead of failing entry after
+        entry."""
+        for sample in range(len(self.roots)):
+            for category in categories:
+                self.records(category, sample)
 
     @staticmethod
     def _read(path: Path) -> dict[str, dict[str, Any]]:
@@ -137,9 +161,11 @@ class ReplayModel(ModelBase):
     def generate(self, task: Task) -> Generation:
         entry_id = task.entry.id
         category = category_of_id(entry_id)
-        record = self.records(category).get(entry_id)
+        sample = min(task.sample, len(self.roots) - 1)
+        record = self.records(category, sample).get(entry_id)
         if record is None:
-            raise NotGenerated(f"no stored result for {entry_id} in {self.result_file(category)}")
+            where = self.result_file(category, sample)
+            raise NotGenerated(f"no stored result for {entry_id} in {where}")
         return Generation(
             id=entry_id,
             result=record["result"],

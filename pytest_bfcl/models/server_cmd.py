@@ -38,7 +38,7 @@ def make_served_model(
 ) -> ServedChatModel:
     """The model ``spec`` (the name the server serves it under) on a server started from
     ``--bfcl-server-cmd``, or on the controller's server for an xdist worker."""
-    if spec.startswith(("vllm:", "replay:")) or spec == "oracle":
+    if spec.startswith(("vllm:", "replay:", "oracle:")) or spec == "oracle":
         raise ModelSpecError(
             "--bfcl-server-cmd starts the server of an endpoint model: give --bfcl-model the "
             "name the server serves the model under"

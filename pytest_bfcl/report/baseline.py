@@ -20,9 +20,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.files import write_json_atomic
 
-BASELINE_FORMAT = "pytest-bfcl-baseline/2"
-# Read as well: the first format, checked against the per-category totals it kept.
-LEGACY_FORMATS = ("pytest-bfcl-baseline/1",)
+BASELINE_FORMAT = "pytest-bfcl-baseline/3"
+# Read as well: the second format (one verdict per entry, no stamps) and the first, checked
+# against the per-category totals it kept.
+FIRST_FORMAT = "pytest-bfcl-baseline/1"
+LEGACY_FORMATS = ("pytest-bfcl-baseline/2", FIRST_FORMAT)
 
 
 class BaselineError(ValueError):
@@ -40,17 +42,40 @@ class Baseline(BaseModel):
     # scored; a baseline's verdicts must add up to its "scored" counts.
     totals: dict[str, dict[str, int]] = {}
     digest: str | None = None  # sha256 of the verdicts (see verdicts_digest)
+    # Entries asked several times (recorded over K samples, or merged from several runs):
+    # id -> [passes, samples]; ``verdicts`` then says whether every sample passed.
+    rates: dict[str, tuple[int, int]] = {}
 
     def verdict(self, entry_id: str) -> bool | None:
         return self.verdicts.get(entry_id)
+
+    def rate(self, entry_id: str) -> tuple[int, int]:
+        return self.rates.get(entry_id) or (int(self.verdicts[entry_id]), 1)
+
+    def pass_rates(self) -> dict[str, tuple[int, int]]:
+        """Every entry's (passes, samples), what the gate compares with."""
+        return {entry_id: self.rate(entry_id) for entry_id in self.verdicts}
+
+    @property
+    def samples(self) -> int:
+        """The fewest samples any entry was recorded with (1 for a single run)."""
+        return min((k for _, k in self.rates.values()), default=1) if self.rates else 1
+
+    @property
+    def flaky(self) -> list[str]:
+        return sorted(i for i, (p, k) in self.rates.items() if 0 < p < k)
 
     @property
     def covered_categories(self) -> set[str]:
         return set(self.metadata.get("categories", [])) | set(self.totals)
 
 
-def verdicts_digest(verdicts: dict[str, bool]) -> str:
+def verdicts_digest(
+    verdicts: dict[str, bool], rates: dict[str, tuple[int, int]] | None = None
+) -> str:
     canonical = json.dumps(sorted(verdicts.items()), separators=(",", ":"))
+    if rates:  # the second format's digest covers the verdicts alone
+        canonical += json.dumps(sorted((i, list(r)) for i, r in rates.items()))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -60,8 +85,22 @@ def save_baseline(
     metadata: dict[str, Any],
     categories: dict[str, Any],
     expected: dict[str, int] | None = None,
+    rates: dict[str, tuple[int, int]] | None = None,
 ) -> None:
-    """``expected``: the number of entries the run was asked to score, per category."""
+    """``expected``: the number of entries the run was asked to score, per category;
+    ``rates``: (passes, samples) of entries asked several times."""
+    write_json_atomic(path, baseline_data(verdicts, metadata, categories, expected, rates))
+
+
+def baseline_data(
+    verdicts: dict[str, bool],
+    metadata: dict[str, Any],
+    categories: dict[str, Any],
+    expected: dict[str, int] | None = None,
+    rates: dict[str, tuple[int, int]] | None = None,
+) -> dict[str, Any]:
+    """A baseline as the JSON it is saved as."""
+    rates = {i: (int(p), int(k)) for i, (p, k) in (rates or {}).items() if k > 1}
     scored = Counter(category_of_id(i) for i in verdicts)
     names = sorted(set(scored) | set(expected or {}))
     totals = {
@@ -73,9 +112,10 @@ def save_baseline(
         verdicts=dict(sorted(verdicts.items())),
         categories=categories,
         totals=totals,
-        digest=verdicts_digest(verdicts),
+        digest=verdicts_digest(verdicts, rates),
+        rates=dict(sorted(rates.items())),
     )
-    write_json_atomic(path, baseline.model_dump(mode="json"))
+    return baseline.model_dump(mode="json")
 
 
 def load_baseline(path: Path) -> Baseline:
@@ -108,7 +148,7 @@ def load_baseline(path: Path) -> Baseline:
 def tampering(baseline: Baseline) -> list[str]:
     """Where a baseline's verdicts disagree with its own totals or digest."""
     counts = Counter(category_of_id(i) for i in baseline.verdicts)
-    if baseline.format in LEGACY_FORMATS:  # only per-category scores were kept then
+    if baseline.format == FIRST_FORMAT:  # only per-category scores were kept then
         recorded = {
             name: score.get("total")
             for name, score in baseline.categories.items()
@@ -126,8 +166,21 @@ def tampering(baseline: Baseline) -> list[str]:
         for name, n in sorted(counts.items())
         if name not in recorded
     ]
-    if baseline.format == BASELINE_FORMAT and baseline.digest != verdicts_digest(baseline.verdicts):
+    if baseline.format != FIRST_FORMAT and baseline.digest != verdicts_digest(
+        baseline.verdicts, baseline.rates
+    ):
         problems.append("its verdicts do not match their recorded digest")
+    stray = sorted(set(baseline.rates) - set(baseline.verdicts))
+    if stray:
+        problems.append(f"{len(stray)} pass rates have no verdict (first: {stray[0]})")
+    wrong = sorted(
+        i
+        for i, (passes, samples) in baseline.rates.items()
+        if not 0 <= passes <= samples
+        or (i in baseline.verdicts and baseline.verdicts[i] != (passes == samples))
+    )
+    if wrong:
+        problems.append(f"{len(wrong)} pass rates contradict their verdicts (first: {wrong[0]})")
     return problems
 
 
@@ -152,4 +205,72 @@ def incompatibilities(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
     )
     if missing:
         problems.append(f"categories not in the baseline: {', '.join(missing)}")
+    return problems + stamp_differences(baseline, metadata)
+
+
+def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]:
+    """The stamps that make verdicts comparable: the verdict rules, the sampling temperature,
+    and enough samples per entry. A baseline of the second format carries none of them and is
+    taken as one sample under the first rules."""
+    recorded = baseline.metadata
+    problems = []
+    rules = recorded.get("scoring_rules", 1)
+    if rules != metadata.get("scoring_rules", 1):
+        problems.append(
+            f"scoring rules differ: baseline version {rules}, this run version "
+            f"{metadata.get('scoring_rules')} (verdicts changed between them; record the "
+            "baseline again with this version)"
+        )
+    if "temperature" in recorded and recorded.get("temperature") != metadata.get("temperature"):
+        problems.append(
+            f"temperature differs: baseline {recorded.get('temperature')!r}, this run "
+            f"{metadata.get('temperature')!r}"
+        )
+    asked = int(metadata.get("samples") or 1)
+    if asked > baseline.samples:
+        problems.append(
+            f"samples differ: this run asks {asked} per entry, the baseline recorded "
+            f"{baseline.samples} (record it with at least as many, or merge baselines)"
+        )
     return problems
+
+
+def version_note(baseline: Baseline, metadata: dict[str, Any]) -> str | None:
+    """A different plugin version alone changes no verdict (the rules version says when one
+    does); the report notes it."""
+    before, now = baseline.metadata.get("plugin_version"), metadata.get("plugin_version")
+    if before and now and before != now:
+        return f"baseline recorded with pytest-bfcl {before}, this run uses {now}"
+    return None
+
+
+def merge_baselines(baselines: list[Baseline]) -> dict[str, Any]:
+    """One baseline from several recorded runs of the same model on the same data: each entry's
+    passes and samples added up, so the gate compares with pass rates instead of one draw.
+    Runs that do not fit each other (data, mode, rules, temperature) are refused."""
+    if len(baselines) < 2:
+        raise BaselineError("merging needs at least two baselines")
+    first = baselines[0]
+    for other in baselines[1:]:
+        problems = [
+            p
+            for p in incompatibilities(other, first.metadata)
+            if not p.startswith(("samples differ", "categories not in"))
+        ]
+        if problems or set(other.verdicts) != set(first.verdicts):
+            why = "; ".join(problems) or "they scored different entries"
+            raise BaselineError(f"these baselines cannot be merged: {why}")
+    rates: dict[str, tuple[int, int]] = {}
+    for baseline in baselines:
+        for entry_id in baseline.verdicts:
+            passes, samples = baseline.rate(entry_id)
+            before = rates.get(entry_id, (0, 0))
+            rates[entry_id] = (before[0] + passes, before[1] + samples)
+    verdicts = {i: p == k for i, (p, k) in rates.items()}
+    metadata = {
+        **first.metadata,
+        "samples": min(k for _, k in rates.values()),
+        "merged_from": len(baselines),
+    }
+    expected = {name: t.get("expected", 0) for name, t in first.totals.items()}
+    return baseline_data(verdicts, metadata, first.categories, expected or None, rates)

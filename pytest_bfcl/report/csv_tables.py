@@ -199,6 +199,7 @@ def csv_tables(scores: Scores, model: str, latencies: list[float]) -> dict[str, 
         "data_agentic.csv": _table(agentic),
         "data_format_sensitivity.csv": _table(format_sensitivity),
     }
+    tables["data_samples.csv"] = samples_table(scores)
     if any(name in scores.categories for name in EXECUTABLE):
         # Not a leaderboard table (the executable categories left it): written only when they ran.
         tables["data_executable.csv"] = _table(
@@ -209,6 +210,35 @@ def csv_tables(scores: Scores, model: str, latencies: list[float]) -> dict[str, 
             ]
         )
     return tables
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value * 100:.2f}"
+
+
+def samples_table(scores: Scores) -> str:
+    """Not a leaderboard table: per category, group and the overall score, the repeated-sample
+    figures (mean pass rate and its 95 % interval, pass^K, pass@K, flaky entries)."""
+    header = "Name,Kind,Samples,Entries,Mean,CI95 Low,CI95 High,Pass All,Pass Any,Flaky"
+    rows = [header]
+    for name, cat in scores.categories.items():
+        low, high = cat.ci95 if cat.ci95 is not None else (None, None)
+        rows.append(
+            f"{name},category,{cat.samples},{cat.total},{_number(cat.accuracy)},{_number(low)},"
+            f"{_number(high)},{_number(cat.pass_all)},{_number(cat.pass_any)},{cat.flaky}"
+        )
+    groups = [(n, g) for n, g in scores.groups.items() if g.accuracy is not None]
+    for name, group in [*groups, ("overall", scores.overall)]:
+        if group.accuracy is None:
+            continue
+        low, high = group.ci95 if group.ci95 is not None else (None, None)
+        entries = sum(scores.categories[m].total for m in group.members if m in scores.categories)
+        kind = "overall" if name == "overall" else "group"
+        rows.append(
+            f"{name},{kind},{group.samples},{entries},{_number(group.accuracy)},{_number(low)},"
+            f"{_number(high)},{_number(group.pass_all)},{_number(group.pass_any)},{group.flaky}"
+        )
+    return "\n".join(rows) + "\n"
 
 
 def write_csv_tables(directory: Path, tables: dict[str, str]) -> None:

@@ -47,6 +47,11 @@ class EntryRecord(BaseModel):
     latency: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    # Repeated samples: how many passed, of how many (None with one sample).
+    passes: int | None = None
+    samples: int | None = None
+    # The entry's ground truth is known to be wrong upstream (the reference, then the fix).
+    known_error: str | None = None
 
 
 def bounded(value: Any, limit: int = FIELD_LIMIT) -> str:
@@ -188,12 +193,15 @@ def build_record(
     baseline_valid: bool | None = None,
     message: str | None = None,
     functions_key_: str | None = None,
+    known_error: str | None = None,
 ) -> EntryRecord:
     """A record from what the run has for one entry (any of verdict, generation, message)."""
     valid = verdict.valid if verdict is not None else None
     reasons = [bounded(e, 1000) for e in (verdict.errors[:8] if verdict is not None else [])]
     if message:
         reasons.append(bounded(message, 1000))
+    if known_error:
+        reasons.insert(0, bounded(known_error, 1000))
     details = generation.details if generation is not None and generation.details else {}
     return EntryRecord(
         id=entry.id,
@@ -224,4 +232,7 @@ def build_record(
         latency=generation.latency if generation is not None else None,
         input_tokens=generation.input_tokens if generation is not None else None,
         output_tokens=generation.output_tokens if generation is not None else None,
+        passes=verdict.passes if verdict is not None else None,
+        samples=verdict.samples if verdict is not None else None,
+        known_error=known_error,
     )

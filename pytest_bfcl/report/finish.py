@@ -9,12 +9,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import natural_key
 from pytest_bfcl.files import write_json_atomic
-from pytest_bfcl.report.baseline import Baseline, save_baseline
+from pytest_bfcl.report.baseline import Baseline, save_baseline, version_note
 from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.completeness import incompleteness
 from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
+from pytest_bfcl.report.detection import Detection, category_noise, detection_lines, detections
 from pytest_bfcl.report.entries import EntryRecord
 from pytest_bfcl.report.gate import GateResult, evaluate_gate
 from pytest_bfcl.report.json_report import build_report
@@ -62,6 +64,8 @@ class RunOutcome:
     junit_path: Path | None = None
     step_summary: Path | None = None  # $GITHUB_STEP_SUMMARY
     results_root: Path | None = None
+    # Entries the gate leaves out: those with a known ground-truth error (by default).
+    gate_exclusions: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -82,13 +86,14 @@ def finish_run(outcome: RunOutcome) -> FinishedRun:
     incomplete = incompleteness(scores, unpaired)
     gate = evaluate_gate(
         scores,
-        board.verdicts,
-        baseline.verdicts if baseline is not None else None,
+        board.verdict_rates(),
+        baseline.pass_rates() if baseline is not None else None,
         settings.gate,
         settings.min_scores,
         common_only=settings.baseline_common,
         incomplete=incomplete,
         allow_incomplete=settings.allow_incomplete,
+        exclude=outcome.gate_exclusions,
     )
     finished = FinishedRun(scores, gate, incomplete, [])
     write_reports(outcome, finished)
@@ -116,6 +121,7 @@ def write_reports(outcome: RunOutcome, finished: FinishedRun) -> None:
             portable,  # no machine-specific paths in a file meant to be committed
             scores.model_dump(mode="json")["categories"],
             {name: len(ids) for name, ids in outcome.board.expected.items()},
+            outcome.board.rates,
         )
         written.append(("baseline", Path(settings.save_baseline_path)))
     if settings.csv_dir is not None:
@@ -150,8 +156,49 @@ def json_report(outcome: RunOutcome, finished: FinishedRun) -> dict[str, Any]:
             "path": str(outcome.settings.baseline_path),
             "metadata": outcome.baseline.metadata,
             "common_only": outcome.settings.baseline_common,
+            "samples": outcome.baseline.samples,
+            "flaky": len(outcome.baseline.flaky),
+            "note": version_note(outcome.baseline, outcome.metadata),
         }
+    report["known_errors"] = known_error_report(outcome)
+    report["detection"] = detection_report(outcome, finished)
     return report
+
+
+def run_detections(outcome: RunOutcome, finished: FinishedRun) -> list[Detection]:
+    """For a sampled run (--bfcl-sample, --bfcl-detect): what each category's sample can
+    detect; empty for a full run, whose gate table says it per comparison."""
+    settings = outcome.settings
+    if settings.sample is None and settings.detect is None:
+        return []
+    sizes = {n: c.total for n, c in finished.scores.categories.items() if c.total}
+    noise = category_noise(outcome.baseline.rates) if outcome.baseline is not None else {}
+    noise.update(category_noise(outcome.board.rates))
+    return detections(sizes, noise, settings.gate.alpha, settings.gate.min_drop)
+
+
+def detection_report(outcome: RunOutcome, finished: FinishedRun) -> list[dict[str, Any]]:
+    return [d.model_dump(mode="json") for d in run_detections(outcome, finished)]
+
+
+def known_error_report(outcome: RunOutcome) -> dict[str, Any]:
+    """The entries of this run with a known ground-truth error, and what the gate did."""
+    listed = listed_errors.known_errors()
+    scored = sorted((i for i in outcome.board.verdicts if i in listed), key=natural_key)
+    return {
+        "policy": outcome.settings.known_errors,
+        "entries": [
+            {
+                "id": entry_id,
+                "reference": listed[entry_id].reference,
+                "problem": listed[entry_id].problem,
+                "corrected": outcome.settings.known_errors == "correct"
+                and listed[entry_id].fix is not None,
+                "in_gate": entry_id not in outcome.gate_exclusions,
+            }
+            for entry_id in scored
+        ],
+    }
 
 
 def closing_sections(outcome: RunOutcome, finished: FinishedRun) -> list[tuple[str, list[str]]]:
@@ -173,9 +220,20 @@ def closing_sections(outcome: RunOutcome, finished: FinishedRun) -> list[tuple[s
     failures = failure_lines(outcome.failures, settings.list_failures, outcome.explanations)
     if failures:
         sections.append((f"BFCL failures: {len(outcome.failures)}", failures))
+    found = run_detections(outcome, finished)
+    if found:
+        planned = (
+            f"; sized to detect {settings.detect:g} points" if settings.detect is not None else ""
+        )
+        title = (
+            f"BFCL what this sample can detect (80% power, alpha {settings.gate.alpha}{planned})"
+        )
+        sections.append((title, detection_lines(found)))
     if finished.gate is not None:
         title = "BFCL gate: " + ("FAILED" if finished.gate.failed else "passed")
-        sections.append((title, gate_block(finished.gate)))
+        lines = gate_block(finished.gate)
+        note = version_note(outcome.baseline, outcome.metadata) if outcome.baseline else None
+        sections.append((title, [*lines, note] if note else lines))
     if finished.written:
         width = max(len(what) for what, _ in finished.written)
         lines = [f"{what:<{width}}  {path}" for what, path in finished.written]

@@ -1,16 +1,20 @@
 """The regression gate: paired comparison with a baseline, and absolute score thresholds.
 
-For every category, group and the overall score, the entries scored in both runs are paired.
-Flips are counted both ways and McNemar's exact test (a two-sided binomial test on the flips)
-gives the p-value. With the default ``significant`` gate a comparison fails only when its drop
-is at least ``min_drop`` points *and* ``p < alpha``; ``any`` fails on a single regressed entry;
-``off`` never fails.
+For every category, gated group and the overall score, the entries scored in both runs are
+paired, each by its pass rate (passes out of the samples asked; one sample is a plain
+verdict). The one-sided sign-flip test asks whether the current run is worse (with one sample a
+side it is McNemar's exact test). All comparisons form one family: Holm's step-down procedure,
+counting only comparisons that could still reach significance (Tarone's rule), keeps the
+chance that an unchanged model fails any of them at or below ``alpha``. With the default
+``significant`` gate a comparison fails when its drop is at least ``min_drop`` points *and* it
+is significant in that procedure; ``any`` fails on a single entry that got worse; ``off`` never
+fails. docs/gate.md gives the reasoning and ``benchmarks/gate_power.py`` the measured rates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from math import comb
+from collections.abc import Iterable, Mapping
+from fractions import Fraction
 from typing import Literal
 
 from pydantic import BaseModel
@@ -18,7 +22,24 @@ from pydantic import BaseModel
 from pytest_bfcl.dataset.categories import category_of_id, natural_key
 from pytest_bfcl.dataset.groups import GATED
 from pytest_bfcl.report.scores import CategoryScore, Scores, aggregate_groups
+from pytest_bfcl.report.stats import (
+    detectable_drop,
+    differences,
+    holm_tarone,
+    mcnemar_exact,
+    noise_from_differences,
+    sign_flip_p_value,
+    smallest_p_value,
+    tarone_count,
+)
 from pytest_bfcl.settings import GateSettings
+
+__all__ = ["Comparison", "GateResult", "compare", "evaluate_gate", "mcnemar_exact"]
+
+
+# An entry's verdicts in one run: (passes, samples). A plain bool is one sample.
+Rate = tuple[int, int]
+Verdicts = Mapping[str, "bool | Rate | list[int]"]
 
 
 class Comparison(BaseModel):
@@ -27,9 +48,19 @@ class Comparison(BaseModel):
     paired: int
     baseline_accuracy: float
     current_accuracy: float
-    regressions: list[str]  # passed in the baseline, fail now
-    improvements: list[str]  # failed in the baseline, pass now
-    p_value: float
+    regressions: list[str]  # passed every baseline sample, worse now
+    improvements: list[str]  # better now than in the baseline
+    # Flaky in the baseline (some samples passed, some failed) and worse now: shown apart
+    # from regressions, since the baseline itself did not always pass them.
+    flaky_before: list[str] = []
+    p_value: float  # one-sided: is the current run worse?
+    # The level Holm's procedure held this comparison to (alpha over the comparisons that
+    # still counted at its step), and whether it was below it.
+    level: float | None = None
+    significant: bool = False
+    # The smallest drop in points this comparison detects with 80 % power at its level,
+    # given its size and the noise it shows; None when no drop can be detected.
+    detectable_drop: float | None = None
     failed: bool = False
 
     @property
@@ -46,6 +77,12 @@ class GateResult(BaseModel):
     # gate unless the run allowed an incomplete result, and is reported either way.
     incomplete: list[str] = []
     allow_incomplete: bool = False
+    # The comparisons in the family whose error rate the gate controls, and how many of them
+    # counted at the first step (the others could not reach significance whatever happened).
+    family: int = 0
+    counted: int = 0
+    # Entries with a known ground-truth error left out of the comparison.
+    known_errors: list[str] = []
 
     @property
     def failed(self) -> bool:
@@ -56,84 +93,103 @@ class GateResult(BaseModel):
         )
 
 
-def mcnemar_exact(regressions: int, improvements: int) -> float:
-    """Two-sided exact McNemar p-value for the given discordant counts."""
-    n = regressions + improvements
-    if n == 0:
-        return 1.0
-    tail = sum(comb(n, k) for k in range(min(regressions, improvements) + 1))
-    return min(1.0, 2 * tail / 2**n)
+def as_rate(value: bool | Rate | list[int]) -> Rate:
+    """An entry's verdicts as (passes, samples)."""
+    if isinstance(value, bool):
+        return (int(value), 1)
+    passes, samples = value
+    return (int(passes), int(samples))
 
 
-def _scores_on(ids: Iterable[str], verdicts: dict[str, bool]) -> dict[str, CategoryScore]:
-    """Per-category scores over the given ids (treated as complete categories)."""
-    tallies: dict[str, list[int]] = {}
+def _scores_on(ids: Iterable[str], rates: dict[str, Rate]) -> dict[str, CategoryScore]:
+    """Per-category mean pass rates over the given ids (treated as complete categories)."""
+    tallies: dict[str, list[float]] = {}
     for entry_id in ids:
-        counts = tallies.setdefault(category_of_id(entry_id), [0, 0])
-        counts[0] += int(verdicts[entry_id])
+        passes, samples = rates[entry_id]
+        counts = tallies.setdefault(category_of_id(entry_id), [0.0, 0.0, 0.0])
+        counts[0] += passes / samples
         counts[1] += 1
+        counts[2] += passes == samples
     return {
         name: CategoryScore(
-            accuracy=correct / total,
-            correct=correct,
-            total=total,
-            dataset_size=total,
+            accuracy=total_rate / total,
+            correct=int(all_pass),
+            total=int(total),
+            dataset_size=int(total),
             complete=True,
         )
-        for name, (correct, total) in tallies.items()
+        for name, (total_rate, total, all_pass) in tallies.items()
     }
 
 
 def compare(
-    current: dict[str, bool],
-    baseline: dict[str, bool],
+    current: Verdicts,
+    baseline: Verdicts,
     settings: GateSettings,
     common_only: bool = False,
+    exclude: Iterable[str] = (),
 ) -> GateResult:
-    common = sorted(set(current) & set(baseline))
+    """Every category, gated group and the overall score compared on the entries both runs
+    scored (less ``exclude``: entries with a known ground-truth error). The comparisons form
+    one family: with the ``significant`` gate Holm's procedure (with Tarone's rule) keeps the
+    chance that an unchanged model fails any of them at most ``alpha``."""
+    left_out = set(exclude)
+    now = {i: as_rate(v) for i, v in current.items() if i not in left_out}
+    before = {i: as_rate(v) for i, v in baseline.items() if i not in left_out}
+    common = sorted(set(now) & set(before))
+    known = sorted(set(exclude) & set(current) & set(baseline), key=natural_key)
     by_category: dict[str, list[str]] = {}
     for entry_id in common:
         by_category.setdefault(category_of_id(entry_id), []).append(entry_id)
     comparisons = [
-        _comparison(name, "category", ids, current, baseline) for name, ids in by_category.items()
+        _comparison(name, "category", ids, now, before) for name, ids in by_category.items()
     ]
-    current_groups = aggregate_groups(_scores_on(common, current), sized_by_run=True)
-    baseline_groups = aggregate_groups(_scores_on(common, baseline), sized_by_run=True)
+    paired_ids = list(by_category.values())
+    current_groups = aggregate_groups(_scores_on(common, now), sized_by_run=True)
+    baseline_groups = aggregate_groups(_scores_on(common, before), sized_by_run=True)
     for name in (*GATED, "overall"):
-        now, before = current_groups[name], baseline_groups[name]
-        if now.accuracy is None or before.accuracy is None:
+        group_now, group_before = current_groups[name], baseline_groups[name]
+        if group_now.accuracy is None or group_before.accuracy is None:
             continue  # a category of the group was not run on both sides
-        members = [i for i in common if category_of_id(i) in now.members]
+        members = [i for i in common if category_of_id(i) in group_now.members]
+        paired_ids.append(members)
         comparisons.append(
             _comparison(
                 name,
                 "overall" if name == "overall" else "group",
                 members,
-                current,
-                baseline,
-                accuracies=(before.accuracy, now.accuracy),
+                now,
+                before,
+                accuracies=(group_before.accuracy, group_now.accuracy),
             )
         )
-    for comparison in comparisons:
-        comparison.failed = _fails(comparison, settings)
-    return GateResult(settings=settings, comparisons=comparisons, common_only=common_only)
+    counted = _decide(comparisons, paired_ids, now, before, settings)
+    return GateResult(
+        settings=settings,
+        comparisons=comparisons,
+        common_only=common_only,
+        family=len(comparisons),
+        counted=counted,
+        known_errors=known,
+    )
 
 
 def evaluate_gate(
     scores: Scores,
-    verdicts: dict[str, bool],
-    baseline: dict[str, bool] | None,
+    verdicts: Verdicts,
+    baseline: Verdicts | None,
     settings: GateSettings,
     thresholds: tuple[tuple[str, float], ...] = (),
     common_only: bool = False,
     incomplete: list[str] | None = None,
     allow_incomplete: bool = False,
+    exclude: Iterable[str] = (),
 ) -> GateResult | None:
     """The gate's decision, or ``None`` when the run has neither a baseline nor thresholds."""
     if baseline is None and not thresholds:
         return None
     if baseline is not None:
-        gate = compare(verdicts, baseline, settings, common_only=common_only)
+        gate = compare(verdicts, baseline, settings, common_only=common_only, exclude=exclude)
     else:
         gate = GateResult(settings=settings, comparisons=[])
     return gate.model_copy(
@@ -166,32 +222,69 @@ def _comparison(
     name: str,
     kind: Literal["category", "group", "overall"],
     ids: list[str],
-    current: dict[str, bool],
-    baseline: dict[str, bool],
+    current: dict[str, Rate],
+    baseline: dict[str, Rate],
     accuracies: tuple[float, float] | None = None,
 ) -> Comparison:
-    regressions = sorted((i for i in ids if baseline[i] and not current[i]), key=natural_key)
-    improvements = sorted((i for i in ids if current[i] and not baseline[i]), key=natural_key)
+    def rate(value: Rate) -> Fraction:
+        return Fraction(value[0], value[1])
+
+    worse = [i for i in ids if rate(current[i]) < rate(baseline[i])]
+    flaky = {i for i in worse if 0 < baseline[i][0] < baseline[i][1]}
+    improvements = sorted((i for i in ids if rate(current[i]) > rate(baseline[i])), key=natural_key)
     if accuracies is None:
         accuracies = (
-            sum(baseline[i] for i in ids) / len(ids),
-            sum(current[i] for i in ids) / len(ids),
+            sum(float(rate(baseline[i])) for i in ids) / len(ids),
+            sum(float(rate(current[i])) for i in ids) / len(ids),
         )
+    diffs = differences([(baseline[i], current[i]) for i in ids])
     return Comparison(
         name=name,
         kind=kind,
         paired=len(ids),
         baseline_accuracy=accuracies[0],
         current_accuracy=accuracies[1],
-        regressions=regressions,
+        regressions=sorted((i for i in worse if i not in flaky), key=natural_key),
+        flaky_before=sorted(flaky, key=natural_key),
         improvements=improvements,
-        p_value=mcnemar_exact(len(regressions), len(improvements)),
+        p_value=sign_flip_p_value(diffs),
     )
+
+
+def _decide(
+    comparisons: list[Comparison],
+    paired_ids: list[list[str]],
+    current: dict[str, Rate],
+    baseline: dict[str, Rate],
+    settings: GateSettings,
+) -> int:
+    """Holm's procedure over the family, each comparison's detectable drop at the level of
+    the procedure's first step, and whether it fails. Returns the comparisons counted at the
+    first step."""
+    diffs = [differences([(baseline[i], current[i]) for i in ids]) for ids in paired_ids]
+    smallest = [smallest_p_value(d) for d in diffs]
+    significant, levels = holm_tarone([c.p_value for c in comparisons], smallest, settings.alpha)
+    counted = tarone_count(smallest, settings.alpha) if comparisons else 0
+    first_level = settings.alpha / max(counted, 1)
+    samples = max((r[1] for r in (*current.values(), *baseline.values())), default=1)
+    for comparison, d, is_significant, level in zip(
+        comparisons, diffs, significant, levels, strict=True
+    ):
+        comparison.significant = is_significant
+        comparison.level = level
+        drop = detectable_drop(
+            comparison.paired, noise_from_differences(d), first_level, samples=samples
+        )
+        comparison.detectable_drop = (
+            None if drop is None else round(max(drop * 100, settings.min_drop), 2)
+        )
+        comparison.failed = _fails(comparison, settings)
+    return counted
 
 
 def _fails(comparison: Comparison, settings: GateSettings) -> bool:
     if settings.mode == "off":
         return False
     if settings.mode == "any":
-        return bool(comparison.regressions)
-    return comparison.drop_points >= settings.min_drop and comparison.p_value < settings.alpha
+        return bool(comparison.regressions or comparison.flaky_before)
+    return comparison.drop_points >= settings.min_drop and comparison.significant

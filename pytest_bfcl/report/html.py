@@ -306,26 +306,35 @@ def _plural(count: int, word: str) -> str:
 
 
 def scores_html(scores: Scores, gate: GateResult | None) -> str:
-    compared = {c.name: c for c in gate.comparisons} if gate is not None else {}
-    head = ["category", "correct", "total", "accuracy", "notes"]
-    if compared:
-        head += ["baseline", "change", "p-value", "regressed", "improved"]
+    comparisons = gate.comparisons if gate is not None else []
+    # Looked up by kind and name: the irrelevance category and group share a name.
+    by_category = {c.name: c for c in comparisons if c.kind == "category"}
+    by_group = {c.name: c for c in comparisons if c.kind != "category"}
+    gated = bool(comparisons)
+    samples = max((c.samples for c in scores.categories.values()), default=1)
+    head = ["category", "correct", "total", "accuracy", "95% CI"]
+    if samples > 1:
+        head = ["category", "entries", "mean", "95% CI", f"pass^{samples}", f"pass@{samples}"]
+        head.append("flaky")
+    head.append("notes")
+    compared_head = ["baseline", "change", "p-value", "detects", "regressed", "flaky before"]
+    compared_head.append("improved")
+    if gated:
+        head += compared_head
     rows = [
-        _category_row(name, cat, compared.get(name), bool(compared))
+        _category_row(name, cat, by_category.get(name), gated, samples)
         for name, cat in scores.categories.items()
     ]
     ran = {name for name, cat in scores.categories.items() if cat.total}
     group_rows = [
-        _group_row(BY_NAME[key].label, scores.groups[key], compared.get(key), bool(compared))
+        _group_row(BY_NAME[key].label, scores.groups[key], by_group.get(key), gated, samples)
         for key in DISPLAY_ORDER
         if key in scores.groups and shown(key, ran)
     ]
     group_rows.append(
-        _group_row("Overall (V4)", scores.overall, compared.get("overall"), bool(compared), True)
+        _group_row("Overall (V4)", scores.overall, by_group.get("overall"), gated, samples, True)
     )
-    group_head = ["group", "score", "notes"] + (
-        ["baseline", "change", "p-value", "regressed", "improved"] if compared else []
-    )
+    group_head = ["group", "score", "95% CI", "notes"] + (compared_head if gated else [])
     return "\n".join(
         [
             '<section id="scores" class="panel"><h2>Scores</h2>',
@@ -342,6 +351,11 @@ def scores_html(scores: Scores, gate: GateResult | None) -> str:
             "</section>",
         ]
     )
+
+
+def _interval_cell(interval: tuple[float, float] | None) -> str:
+    text = "" if interval is None else f"{interval[0] * 100:.1f}-{interval[1] * 100:.1f}%"
+    return f'<td class="num">{text}</td>'
 
 
 def _category_notes(cat: CategoryScore) -> list[str]:
@@ -367,26 +381,40 @@ def _comparison_cells(comparison: Comparison | None, gated: bool) -> str:
     if not gated:
         return ""
     if comparison is None:
-        return '<td class="num">n/a</td><td></td><td></td><td></td><td></td>'
+        return '<td class="num">n/a</td>' + "<td></td>" * 6
     change = round(-comparison.drop_points, 2) + 0.0  # never "-0.00"
     css = "bad" if comparison.failed else ("down" if change < 0 else "")
+    detects = "none" if comparison.detectable_drop is None else f"{comparison.detectable_drop:.2f}"
     return (
         f'<td class="num">{_percent(comparison.baseline_accuracy)}</td>'
         f'<td class="num {css}">{change:+.2f}</td>'
         f'<td class="num">{comparison.p_value:.3g}</td>'
+        f'<td class="num" title="smallest drop in points found with 80% power">{detects}</td>'
         f'<td class="num">{len(comparison.regressions)}</td>'
+        f'<td class="num">{len(comparison.flaky_before)}</td>'
         f'<td class="num">{len(comparison.improvements)}</td>'
     )
 
 
-def _category_row(name: str, cat: CategoryScore, comparison: Comparison | None, gated: bool) -> str:
+def _category_row(
+    name: str, cat: CategoryScore, comparison: Comparison | None, gated: bool, samples: int
+) -> str:
     failed = comparison is not None and comparison.failed
     mark = ' <span class="badge bad">gate failed</span>' if failed else ""
+    if samples > 1:
+        figures = (
+            f'<td class="num">{cat.total}</td><td class="num">{_percent(cat.accuracy)}</td>'
+            f'{_interval_cell(cat.ci95)}<td class="num">{_percent(cat.pass_all)}</td>'
+            f'<td class="num">{_percent(cat.pass_any)}</td><td class="num">{cat.flaky}</td>'
+        )
+    else:
+        figures = (
+            f'<td class="num">{cat.correct}</td><td class="num">{cat.total}</td>'
+            f'<td class="num">{_percent(cat.accuracy)}</td>{_interval_cell(cat.ci95)}'
+        )
     return (
         f'<tr data-category="{_text(name)}"><td><a href="#" class="cat-link" '
-        f'data-category="{_text(name)}">{_text(name)}</a>{mark}</td>'
-        f'<td class="num">{cat.correct}</td><td class="num">{cat.total}</td>'
-        f'<td class="num">{_percent(cat.accuracy)}</td>'
+        f'data-category="{_text(name)}">{_text(name)}</a>{mark}</td>{figures}'
         f"<td>{_text(', '.join(_category_notes(cat)))}</td>"
         f"{_comparison_cells(comparison, gated)}</tr>"
     )
@@ -397,9 +425,15 @@ def _group_row(
     group: GroupScore,
     comparison: Comparison | None,
     gated: bool,
+    samples: int = 1,
     overall: bool = False,
 ) -> str:
     notes = []
+    if samples > 1 and group.accuracy is not None:
+        notes.append(
+            f"pass^{samples} {_percent(group.pass_all)}, pass@{samples} "
+            f"{_percent(group.pass_any)}, {group.flaky} flaky"
+        )
     if group.accuracy is None:
         if overall:
             notes.append(f"{_percent(group.reference_accuracy)} with not-run as 0")
@@ -412,6 +446,7 @@ def _group_row(
     css = ' class="overall"' if overall else ""
     return (
         f'<tr{css}><td>{_text(label)}</td><td class="num">{_text(shown)}</td>'
+        f"{_interval_cell(group.ci95)}"
         f"<td>{_text('; '.join(notes))}</td>{_comparison_cells(comparison, gated)}</tr>"
     )
 

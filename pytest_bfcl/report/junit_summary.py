@@ -26,12 +26,23 @@ def add_summary_testcases(path: Path, scores: Scores, gate: GateResult | None) -
             "bfcl_correct": str(cat.correct),
             "bfcl_total": str(cat.total),
             "bfcl_complete": str(cat.complete).lower(),
+            "bfcl_samples": str(cat.samples),
+            "bfcl_flaky": str(cat.flaky),
         }
+        if cat.ci95 is not None:
+            values["bfcl_ci95_low"] = f"{cat.ci95[0]:.6f}"
+            values["bfcl_ci95_high"] = f"{cat.ci95[1]:.6f}"
+        if cat.pass_all is not None and cat.pass_any is not None:
+            values["bfcl_pass_all"] = f"{cat.pass_all:.6f}"
+            values["bfcl_pass_any"] = f"{cat.pass_any:.6f}"
         comparison = compared.get(name)
         if comparison is not None:
             values["bfcl_baseline_accuracy"] = f"{comparison.baseline_accuracy:.6f}"
             values["bfcl_p_value"] = f"{comparison.p_value:.6g}"
             values["bfcl_regressions"] = str(len(comparison.regressions))
+            values["bfcl_flaky_before"] = str(len(comparison.flaky_before))
+            if comparison.detectable_drop is not None:
+                values["bfcl_detectable_drop"] = f"{comparison.detectable_drop:.2f}"
         for key, value in values.items():
             ET.SubElement(props, "property", name=key, value=value)
         if comparison is not None and comparison.failed:

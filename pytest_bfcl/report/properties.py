@@ -19,6 +19,9 @@ class ItemProperties:
     category: str | None = None
     baseline_valid: bool | None = None
     valid: bool | None = None
+    # An entry asked several times (--bfcl-samples): samples that passed, and how many.
+    passes: int | None = None
+    samples: int | None = None
     error_type: str | None = None
     reason: str | None = None  # the checker's first reason, one line
     skipped: str | None = None  # why the entry was not scored
@@ -27,6 +30,7 @@ class ItemProperties:
     input_tokens: int | None = None
     output_tokens: int | None = None
     steps: int | None = None
+    known_error: str | None = None  # the entry's ground truth is known to be wrong upstream
     search_failures: int | None = None  # web searches that failed (web-search entries)
     fetch_failures: int | None = None  # page fetches that failed
 
@@ -60,7 +64,7 @@ class ItemProperties:
 _FIELD_NAMES = tuple(f.name for f in fields(ItemProperties))
 _KEYS = {name: PREFIX + name for name in _FIELD_NAMES}
 _BOOLEANS = {"baseline_valid", "valid", "excluded"}
-_TEXTS = {"id", "category", "error_type", "reason", "skipped"}
+_TEXTS = {"id", "category", "error_type", "reason", "skipped", "known_error"}
 
 
 def _parse(name: str, value: Any) -> Any:

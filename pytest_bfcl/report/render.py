@@ -31,8 +31,19 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
             else []
         ),
         "",
-        f"{'category':<26}{'correct':>9}{'total':>7}{'accuracy':>10}  note",
     ]
+    samples = max((c.samples for c in scores.categories.values()), default=1)
+    if samples > 1:
+        lines += [
+            f"each entry asked {samples} times: mean = share of samples passed (pass@1), "
+            f"pass^{samples} = entries that passed every sample, pass@{samples} = any sample",
+            f"{'category':<26}{'entries':>8}{'mean':>9}{'95% CI':>13}{f'pass^{samples}':>9}"
+            f"{f'pass@{samples}':>9}{'flaky':>7}  note",
+        ]
+    else:
+        lines.append(
+            f"{'category':<26}{'correct':>9}{'total':>7}{'accuracy':>10}{'95% CI':>13}  note"
+        )
     for name, cat in scores.categories.items():
         notes = []
         if cat.skipped or cat.excluded:
@@ -47,17 +58,21 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
             search, fetch = cat.tool_failures.get("search", 0), cat.tool_failures.get("fetch", 0)
             notes.append(f"web tools failed: {search} searches, {fetch} fetches")
         if cat.sampled_from is not None and cat.ci_low is not None and cat.ci_high is not None:
-            notes.append(
-                f"sampled: {cat.total} of {cat.sampled_from}, 95% CI "
-                f"{_interval(cat.ci_low, cat.ci_high)}"
-            )
+            notes.append(f"sampled: {cat.total} of {cat.sampled_from}")
         elif not cat.complete:
             notes.append(f"partial: {cat.total}/{cat.dataset_size} scored")
-        lines.append(
-            f"{name:<26}{cat.correct:>9}{cat.total:>7}{percent(cat.accuracy):>10}  "
-            + ", ".join(notes)
-        )
-    lines += ["", f"{'group':<26}{'score':>10}"]
+        interval = _interval(*cat.ci95) if cat.ci95 is not None else ""
+        if samples > 1:
+            row = (
+                f"{name:<26}{cat.total:>8}{percent(cat.accuracy):>9}{interval:>13}"
+                f"{percent(cat.pass_all):>9}{percent(cat.pass_any):>9}{cat.flaky:>7}"
+            )
+        else:
+            row = (
+                f"{name:<26}{cat.correct:>9}{cat.total:>7}{percent(cat.accuracy):>10}{interval:>13}"
+            )
+        lines.append(f"{row}  " + ", ".join(notes))
+    lines += ["", f"{'group':<26}{'score':>10}{'95% CI':>13}"]
     web_skipped = _web_search_skipped(scores)
     ran = {name for name, cat in scores.categories.items() if cat.total}
     for key in DISPLAY_ORDER:
@@ -66,7 +81,7 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
         label = display_label(key)
         group = scores.groups[key]
         value = "skipped" if key == "web_search" and web_skipped else percent(group.accuracy)
-        lines.append(f"{label:<26}{value:>10}{_sampled_note(group)}")
+        lines.append(f"{label:<26}{value:>10}{_group_extra(group, samples)}")
     overall = scores.overall
     if scores.overall_without_web_search is not None:
         lines.append(
@@ -82,7 +97,9 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
             f"{_short_list(overall.missing)}"
         )
     else:
-        lines.append(f"{'Overall (V4)':<26}{percent(overall.accuracy):>10}{_sampled_note(overall)}")
+        lines.append(
+            f"{'Overall (V4)':<26}{percent(overall.accuracy):>10}{_group_extra(overall, samples)}"
+        )
     fs = scores.format_sensitivity
     if fs is not None:
         lines.append(
@@ -96,15 +113,26 @@ def _interval(low: float, high: float) -> str:
     return f"{low * 100:.1f}-{high * 100:.1f}%"
 
 
+def _group_extra(group: GroupScore, samples: int) -> str:
+    """A group row after its score: the interval, pass^K, pass@K and flaky entries with
+    several samples, and what a sampled group stands for."""
+    if group.accuracy is None:
+        return ""
+    text = f"{_interval(*group.ci95) if group.ci95 is not None else '':>13}"
+    if samples > 1:
+        text += (
+            f"  pass^{samples} {percent(group.pass_all).strip()}, pass@{samples} "
+            f"{percent(group.pass_any).strip()}, {group.flaky} flaky"
+        )
+    return text + _sampled_note(group)
+
+
 def _sampled_note(group: GroupScore) -> str:
-    """``  sampled (364 of 4,441 entries), 95% CI 71.2-80.4%`` for a sampled group."""
+    """``  sampled (364 of 4,441 entries)`` for a sampled group (its interval is in the row)."""
     if group.sampled is None or group.ci_low is None or group.ci_high is None:
         return ""
     scored, population = group.sampled
-    return (
-        f"  sampled ({scored:,} of {population:,} entries), 95% CI "
-        f"{_interval(group.ci_low, group.ci_high)}"
-    )
+    return f"  sampled ({scored:,} of {population:,} entries)"
 
 
 def _web_search_skipped(scores: Scores) -> bool:
@@ -143,33 +171,50 @@ def explain_failure(verdict: Verdict) -> str:
 
 
 def gate_block(gate: GateResult, id_limit: int = 10) -> list[str]:
-    """The verdict block: each comparison's baseline, current score, change, p-value and flips."""
+    """The verdict block: each comparison's baseline, current score, change, p-value, the
+    smallest drop it could detect, and its entries that got worse or better."""
     settings = gate.settings
-    lines = [
+    head = (
         f"gate: {settings.mode} (alpha {settings.alpha}, minimum drop {settings.min_drop} points)"
-        + ("; compared on the entries both runs have" if gate.common_only else "")
-    ]
+    )
+    if settings.mode == "significant" and gate.family:
+        head += (
+            f"; Holm over {gate.family} comparisons ({gate.counted} could reach significance), "
+            f"one-sided: an unchanged model fails it in at most {settings.alpha:.0%} of runs"
+        )
+    lines = [head + ("; compared on the entries both runs have" if gate.common_only else "")]
     if gate.comparisons:
         lines.append(
             f"{'score':<26}{'baseline':>9}{'current':>9}{'change':>8}{'p-value':>10}"
-            f"{'worse':>7}{'better':>7}"
+            f"{'detects':>9}{'worse':>7}{'flaky':>7}{'better':>7}"
         )
     for c in gate.comparisons:
         name = c.name if c.kind != "group" else f"{c.name} (group)"
         change = round(-c.drop_points, 2) + 0.0  # + 0.0: never "-0.00"
+        detects = "none" if c.detectable_drop is None else f"{c.detectable_drop:.2f}"
         lines.append(
             f"{name:<26}{c.baseline_accuracy * 100:>8.2f}%{c.current_accuracy * 100:>8.2f}%"
-            f"{change:>+8.2f}{c.p_value:>10.3g}{len(c.regressions):>7}"
-            f"{len(c.improvements):>7}" + ("  FAILED" if c.failed else "")
+            f"{change:>+8.2f}{c.p_value:>10.3g}{detects:>9}{len(c.regressions):>7}"
+            f"{len(c.flaky_before):>7}{len(c.improvements):>7}" + ("  FAILED" if c.failed else "")
+        )
+    if gate.comparisons:
+        lines.append(
+            "detects: the smallest drop in points found with 80% power at this size and noise "
+            "(none: too few entries to find any)"
         )
     for c in gate.comparisons:
-        if c.kind == "category" and c.regressions:
-            shown = ", ".join(c.regressions[:id_limit])
-            more = len(c.regressions) - id_limit
+        if c.kind != "category":
+            continue
+        if c.regressions:
             label = "regressed" + (" (within noise)" if not c.failed else "")
-            lines.append(
-                f"{label} in {c.name}: {shown}" + (f" and {more} more" if more > 0 else "")
-            )
+            lines.append(f"{label} in {c.name}: {_ids(c.regressions, id_limit)}")
+        if c.flaky_before:
+            lines.append(f"flaky before, worse now in {c.name}: {_ids(c.flaky_before, id_limit)}")
+    if gate.known_errors:
+        lines.append(
+            f"left out: {len(gate.known_errors)} entries with a known ground-truth error "
+            "(--bfcl-known-errors=include to compare them)"
+        )
     lines += [f"threshold: {failure}" for failure in gate.threshold_failures]
     if gate.incomplete:
         verdict = (
@@ -179,3 +224,8 @@ def gate_block(gate: GateResult, id_limit: int = 10) -> list[str]:
         )
         lines.append(f"incomplete: {len(gate.incomplete)} problems listed above; {verdict}")
     return lines
+
+
+def _ids(ids: list[str], limit: int) -> str:
+    more = len(ids) - limit
+    return ", ".join(ids[:limit]) + (f" and {more} more" if more > 0 else "")

@@ -17,7 +17,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, computed_field
+from pydantic import BaseModel, Field, computed_field
 
 from pytest_bfcl.dataset.categories import (
     ALL_SCORING,
@@ -29,12 +29,21 @@ from pytest_bfcl.dataset.categories import (
     natural_key,
 )
 from pytest_bfcl.dataset.groups import GROUPS, OVERALL_WEIGHTS
+from pytest_bfcl.report.stats import Z95, mean_interval, mean_variance
 
 
 @dataclass
 class Tally:
-    correct: int = 0
+    correct: int = 0  # entries that passed (every sample, when asked several times)
     total: int = 0  # entries scored (valid or not)
+    # Repeated samples: passes and samples summed over entries, entries with at least one
+    # pass, each entry's pass rate, and the entries that both passed and failed.
+    passes: int = 0
+    draws: int = 0
+    any_pass: int = 0
+    samples: int = 1
+    rates: list[float] = field(default_factory=list)
+    flaky_ids: list[str] = field(default_factory=list)
     skipped: int = 0
     errors: int = 0  # entries that could not be scored (infrastructure)
     excluded: int = 0  # skipped by the run's own options (web search off, fc-mode format runs)
@@ -44,7 +53,19 @@ class Tally:
 
     @property
     def accuracy(self) -> float | None:
-        return self.correct / self.total if self.total else None
+        """The mean pass rate (with one sample, correct / total)."""
+        return self.passes / self.draws if self.draws else None
+
+    def add(self, entry_id: str, passes: int, samples: int) -> None:
+        self.total += 1
+        self.correct += int(passes == samples)
+        self.passes += passes
+        self.draws += samples
+        self.any_pass += int(passes > 0)
+        self.samples = max(self.samples, samples)
+        self.rates.append(passes / samples)
+        if 0 < passes < samples:
+            self.flaky_ids.append(entry_id)
 
 
 class CategoryScore(BaseModel):
@@ -71,11 +92,27 @@ class CategoryScore(BaseModel):
     # Web-search tools that failed while the entries ran (searches, fetches), so an answer
     # made without working tools is visible.
     tool_failures: dict[str, int] = {}
+    # Repeated samples (--bfcl-samples; 1 when each entry was asked once): the mean pass rate
+    # (``accuracy``, the estimate of pass@1) and its 95 % interval, the share of entries that
+    # passed every sample (pass^K) and any sample (pass@K), and the entries that did both.
+    samples: int = 1
+    ci95: tuple[float, float] | None = None
+    pass_all: float | None = None
+    pass_any: float | None = None
+    flaky: int = 0
+    flaky_ids: list[str] = []
+    # The variance of ``accuracy`` (for the groups' intervals); not reported.
+    variance: float | None = Field(default=None, exclude=True)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def scored(self) -> int:
         return self.total
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def mean(self) -> float | None:
+        return self.accuracy
 
 
 class GroupScore(BaseModel):
@@ -87,6 +124,18 @@ class GroupScore(BaseModel):
     sampled: tuple[int, int] | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+    # As for a category (see CategoryScore), combined with the group's own formula.
+    samples: int = 1
+    ci95: tuple[float, float] | None = None
+    pass_all: float | None = None
+    pass_any: float | None = None
+    flaky: int = 0
+    flaky_ids: list[str] = []
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def mean(self) -> float | None:
+        return self.accuracy
 
 
 class FormatSensitivity(BaseModel):
@@ -116,6 +165,8 @@ class ScoreBoard:
         self.tallies: dict[str, Tally] = {}
         self.format_configs: dict[str, Tally] = {}
         self.verdicts: dict[str, bool] = {}  # entry id -> valid, for baselines and the gate
+        # Entries asked several times: (passes, samples); absent for one sample.
+        self.rates: dict[str, tuple[int, int]] = {}
         # What the run was asked to score, per category (set by the controller before the run).
         self.expected: dict[str, set[str]] = {}
         # Sampled runs: the size of each sampled category (the population of its sample).
@@ -128,18 +179,36 @@ class ScoreBoard:
     def _tally(self, category: str) -> Tally:
         return self.tallies.setdefault(category, Tally())
 
-    def add_verdict(self, entry_id: str, category: str, valid: bool) -> None:
+    def add_verdict(
+        self,
+        entry_id: str,
+        category: str,
+        valid: bool,
+        passes: int | None = None,
+        samples: int | None = None,
+    ) -> None:
+        """``passes`` of ``samples``: an entry asked several times (``valid``: every sample
+        passed); one sample when not given."""
+        if passes is None or samples is None or samples < 1:
+            passes, samples = int(valid), 1
         self.verdicts[entry_id] = valid
+        if samples > 1:
+            self.rates[entry_id] = (passes, samples)
         tally = self._tally(category)
-        tally.total += 1
-        tally.correct += int(valid)
+        tally.add(entry_id, passes, samples)
         if not valid:
             tally.failed_ids.append(entry_id)
         if category == FORMAT_SENSITIVITY:
             config = entry_id.split(":")[1]
-            cfg = self.format_configs.setdefault(config, Tally())
-            cfg.total += 1
-            cfg.correct += int(valid)
+            self.format_configs.setdefault(config, Tally()).add(entry_id, passes, samples)
+
+    def rate(self, entry_id: str) -> tuple[int, int]:
+        """An entry's (passes, samples)."""
+        return self.rates.get(entry_id) or (int(self.verdicts[entry_id]), 1)
+
+    def verdict_rates(self) -> dict[str, tuple[int, int]]:
+        """Every scored entry's (passes, samples), for the gate and baselines."""
+        return {entry_id: self.rate(entry_id) for entry_id in self.verdicts}
 
     def add_measurements(
         self, latency: Any, input_tokens: Any, output_tokens: Any, steps: Any = None
@@ -190,7 +259,8 @@ class ScoreBoard:
             missing = len(expected - self.verdicts.keys()) if expected is not None else 0
             population = self.populations.get(name)
             sampled = population is not None and expected is not None and missing == 0
-            interval = wilson_interval(tally.correct, tally.total, population) if sampled else None
+            of = population if sampled else None
+            interval = mean_interval(tally.rates, tally.samples, of) if sampled else None
             out[name] = CategoryScore(
                 accuracy=tally.accuracy,
                 correct=tally.correct,
@@ -209,6 +279,7 @@ class ScoreBoard:
                 not_run=max(0, missing - tally.skipped - tally.errors),
                 excluded=tally.excluded,
                 tool_failures=dict(tally.tool_failures),
+                **_sample_fields(tally, of),
             )
         return dict(sorted(out.items(), key=lambda kv: _order(kv[0])))
 
@@ -262,6 +333,21 @@ class ScoreBoard:
         )
 
 
+def _sample_fields(tally: Tally, population: int | None) -> dict[str, Any]:
+    """A category's repeated-sample figures (see :class:`CategoryScore`)."""
+    if not tally.total:
+        return {"samples": tally.samples}
+    return {
+        "samples": tally.samples,
+        "ci95": mean_interval(tally.rates, tally.samples, population),
+        "pass_all": tally.correct / tally.total,
+        "pass_any": tally.any_pass / tally.total,
+        "flaky": len(tally.flaky_ids),
+        "flaky_ids": sorted(tally.flaky_ids, key=natural_key),
+        "variance": mean_variance(tally.rates, tally.samples, population),
+    }
+
+
 def _order(category: str) -> int:
     try:
         return (*ALL_SCORING, FORMAT_SENSITIVITY).index(category)
@@ -289,14 +375,16 @@ def _leaf(cats: dict[str, CategoryScore], name: str, sized_by_run: bool) -> _Par
     score = cats.get(name)
     if score is None or score.accuracy is None or not (sized_by_run or score.complete):
         return _Part(None, 0.0, DATASET_SIZES[name], (name,), (name,))
+    variance = score.variance or 0.0
     if score.sampled_from is not None:
-        variance = sample_variance(score.correct, score.total, score.sampled_from)
-        interval = (score.ci_low, score.ci_high) if score.ci_low is not None else None
         return _Part(
             score.accuracy, score.accuracy, score.sampled_from, (), (name,), variance,
-            score.total, True, interval,  # type: ignore[arg-type]
+            score.total, True, score.ci95,
         )  # fmt: skip
-    return _Part(score.accuracy, score.accuracy, score.total, (), (name,), 0.0, score.total)
+    return _Part(
+        score.accuracy, score.accuracy, score.total, (), (name,), variance, score.total,
+        False, score.ci95,
+    )  # fmt: skip
 
 
 def _combine(parts: list[_Part], reference: float, weights: list[float]) -> _Part:
@@ -332,45 +420,28 @@ def _weighted(parts: list[_Part], weights: list[float]) -> _Part:
     return _combine(parts, weighted / sum(weights), weights)
 
 
-# z of a two-sided 95 % interval
-Z95 = 1.959964
-
-
-def sample_variance(correct: int, scored: int, population: int) -> float:
-    """Variance of a sampled accuracy over its population: Agresti-Coull's adjusted
-    proportion (never 0, even for 0 or n correct) with the finite-population correction."""
-    if scored <= 0:
-        return 0.0
-    adjusted = (correct + 2) / (scored + 4)
-    fpc = (population - scored) / (population - 1) if population > 1 else 0.0
-    return adjusted * (1 - adjusted) / (scored + 4) * max(fpc, 0.0)
-
-
-def wilson_interval(correct: int, scored: int, population: int | None) -> tuple[float, float]:
-    """95 % Wilson interval of an accuracy measured on ``scored`` of ``population`` entries
-    (the finite-population correction narrows it as the sample nears the whole)."""
-    if scored <= 0:
-        return (0.0, 1.0)
-    fpc = 1.0
-    if population and population > 1:
-        fpc = max((population - scored) / (population - 1), 0.0)
-    if fpc == 0:
-        p = correct / scored
-        return (p, p)
-    n = scored / fpc  # effective sample size
-    p = correct / scored
-    z2 = Z95**2
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
 def aggregate_groups(
     cats: dict[str, CategoryScore], sized_by_run: bool = False
 ) -> dict[str, GroupScore]:
     """The leaderboard's summaries (:data:`~pytest_bfcl.dataset.groups.GROUPS`) and the V4
     overall. With ``sized_by_run`` a category counts as present when it has any scored entry
-    (comparisons on a sample), weighted by the entries scored."""
+    (comparisons on a sample), weighted by the entries scored. pass^K and pass@K of a group
+    combine its categories' with the same formula as the mean."""
+    parts = _combined(cats, sized_by_run)
+    every = _combined(_with_accuracy(cats, "pass_all"), sized_by_run)
+    anyone = _combined(_with_accuracy(cats, "pass_any"), sized_by_run)
+    names = [g.name for g in GROUPS] + ["overall", "overall_without_web_search"]
+    return {name: _group_score(parts[name], every[name], anyone[name], cats) for name in names}
+
+
+def _with_accuracy(cats: dict[str, CategoryScore], field_name: str) -> dict[str, CategoryScore]:
+    return {
+        name: score.model_copy(update={"accuracy": getattr(score, field_name), "ci95": None})
+        for name, score in cats.items()
+    }
+
+
+def _combined(cats: dict[str, CategoryScore], sized_by_run: bool) -> dict[str, _Part]:
     parts = {name: _leaf(cats, name, sized_by_run) for name in (*ALL_SCORING, *EXECUTABLE)}
     for group in GROUPS:
         members = [parts[m] for m in group.members]
@@ -386,17 +457,18 @@ def aggregate_groups(
     # the same formula with the agentic score taken from memory alone (web search skipped)
     without_web = [parts["memory" if n == "agentic" else n] for n in OVERALL_WEIGHTS]
     parts["overall_without_web_search"] = _weighted(without_web, weights)
-    names = [g.name for g in GROUPS] + ["overall", "overall_without_web_search"]
-    return {name: _group_score(parts[name]) for name in names}
+    return parts
 
 
-def _group_score(part: _Part) -> GroupScore:
-    low = high = None
-    if part.interval is not None:  # one category: the same interval as its row
-        low, high = part.interval
-    elif part.sampled and part.accuracy is not None:
+def _group_score(
+    part: _Part, every: _Part, anyone: _Part, cats: dict[str, CategoryScore]
+) -> GroupScore:
+    interval = part.interval  # one category: the same interval as its row
+    if interval is None and part.accuracy is not None and len(part.members) > 1:
         half = Z95 * math.sqrt(part.variance)
-        low, high = max(0.0, part.accuracy - half), min(1.0, part.accuracy + half)
+        interval = (max(0.0, part.accuracy - half), min(1.0, part.accuracy + half))
+    low, high = interval if (part.sampled and interval is not None) else (None, None)
+    members = [cats[m] for m in part.members if m in cats]
     return GroupScore(
         accuracy=part.accuracy,
         reference_accuracy=part.reference,
@@ -405,4 +477,10 @@ def _group_score(part: _Part) -> GroupScore:
         sampled=(part.scored, part.count) if part.sampled else None,
         ci_low=low,
         ci_high=high,
+        samples=max((c.samples for c in members), default=1),
+        ci95=interval if part.accuracy is not None else None,
+        pass_all=every.accuracy,
+        pass_any=anyone.accuracy,
+        flaky=sum(c.flaky for c in members),
+        flaky_ids=[i for c in members for i in c.flaky_ids],
     )

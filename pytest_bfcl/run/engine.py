@@ -22,29 +22,32 @@ from pytest_bfcl.check.agentic import evaluate_agentic
 from pytest_bfcl.check.multi_turn import MultiTurnOptions, evaluate_multi_turn
 from pytest_bfcl.check.oversized import oversized_answer_verdict
 from pytest_bfcl.check.single_turn import evaluate_single_turn
-from pytest_bfcl.check.verdict import Verdict
+from pytest_bfcl.check.verdict import Verdict, combine_samples
+from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, category_of_id
 from pytest_bfcl.dataset.fetch import DatasetError, DataSource, resolve_data_source
 from pytest_bfcl.dataset.load import Dataset
-from pytest_bfcl.dataset.models import AgenticAnswer, AstAnswer, Entry, MultiTurnAnswer
+from pytest_bfcl.dataset.models import AgenticAnswer, Answer, AstAnswer, Entry, MultiTurnAnswer
 from pytest_bfcl.hookspecs import plugin_manager
 from pytest_bfcl.models.base import (
     Generation,
     ModelBase,
     ModelSpecError,
     NotGenerated,
+    Sampled,
     Skip,
     StepModel,
     Task,
     with_defaults,
 )
 from pytest_bfcl.redact import redact_data, register_secret_env
+from pytest_bfcl.report.detection import plan
 from pytest_bfcl.run.leaderboard import as_leaderboard_scores, leaderboard_note
-from pytest_bfcl.run.results_dir import ResultsWriter
-from pytest_bfcl.run.sampling import stratified_sample
+from pytest_bfcl.run.results_dir import ResultsWriter, sample_dir
+from pytest_bfcl.run.sampling import sample_counts, stratified_sample
 from pytest_bfcl.run.scheduler import Progress, Scheduler, expected_requests, start_order
 from pytest_bfcl.run.wiring import ConversationWiring
-from pytest_bfcl.scoring import ScoringOptions
+from pytest_bfcl.scoring import SCORING_RULES_VERSION, ScoringOptions
 from pytest_bfcl.settings import Settings
 
 __all__ = ["BfclRun", "Skip", "make_model"]
@@ -52,6 +55,18 @@ __all__ = ["BfclRun", "Skip", "make_model"]
 # Kinds that run as multi-step conversations when the model can hold one.
 CONVERSATION_KINDS = (Kind.MULTI_TURN, Kind.MEMORY, Kind.WEB_SEARCH)
 WEB_OFF_REASON = "web search is off in this run (--bfcl-web=off); not counted in the scores"
+# Separates an entry id from its sample number in the scheduler's job keys (never in an id).
+_SAMPLE_SEP = "\x1f"
+
+
+def job_key(entry_id: str, sample: int) -> str:
+    """The scheduler's key of one sample of an entry (the id itself for the first)."""
+    return entry_id if sample == 0 else f"{entry_id}{_SAMPLE_SEP}{sample}"
+
+
+def split_job_key(key: str) -> tuple[str, int]:
+    entry_id, _, sample = key.partition(_SAMPLE_SEP)
+    return entry_id, int(sample) if sample else 0
 
 
 def make_model(
@@ -91,9 +106,19 @@ class BfclRun:
         self.session = session or uuid.uuid4().hex
         self._entry_maps: dict[str, dict[str, Entry]] = {}
         self._sample: dict[str, set[str]] | None = None
-        self.results: ResultsWriter | None = None
+        # Per category, the noise between two runs measured in the baseline (set by the
+        # caller that loaded one): what --bfcl-detect plans with.
+        self.plan_noise: dict[str, float] = {}
+        # One result set per sample: DIR/<model> with one sample, DIR/sample-<k>/<model> with
+        # several (what replay:DIR reads back with as many samples).
+        self.result_writers: list[ResultsWriter] = []
         if settings.results_dir is not None:
-            self.results = ResultsWriter(Path(settings.results_dir), self.model.name)
+            root = Path(settings.results_dir)
+            self.result_writers = [
+                ResultsWriter(sample_dir(root, k, settings.samples), self.model.name)
+                for k in range(settings.samples)
+            ]
+        self.results: ResultsWriter | None = self.result_writers[0] if self.result_writers else None
         # Entries whose tools the start-of-session probe found unavailable, with the reason
         # (the executable categories' public APIs); skipped, and so reported as missing.
         self.unavailable: dict[str, str] = {}
@@ -107,7 +132,7 @@ class BfclRun:
         self._verdicts_lock = threading.Lock()
         self.scheduler: Scheduler[Generation | Skip] = Scheduler(
             self._generate_and_score,
-            lambda entry_id: start_order(self.entry(entry_id)),
+            lambda key: start_order(self.entry(split_job_key(key)[0])),
             settings.concurrency,
             enabled=self.model.concurrent,
         )
@@ -140,13 +165,30 @@ class BfclRun:
     def entries_for(self, category: str) -> list[Entry]:
         """The entries of a selected category that this run scores (all, or the sample)."""
         entries = self.dataset.entries(category)
-        if self.settings.sample is None:
+        if not self.sampled:
             return entries
         if self._sample is None:
             ids = {c: [e.id for e in self.dataset.entries(c)] for c in self.settings.categories}
-            self._sample = stratified_sample(ids, self.settings.sample, self.settings.seed)
+            if self.settings.detect is not None:
+                self._sample = sample_counts(ids, self.planned_sizes(), self.settings.seed)
+            else:
+                assert self.settings.sample is not None
+                self._sample = stratified_sample(ids, self.settings.sample, self.settings.seed)
         chosen = self._sample.get(category, set())
         return [e for e in entries if e.id in chosen]
+
+    @property
+    def sampled(self) -> bool:
+        """Whether the run scores a sample of each category (--bfcl-sample, --bfcl-detect)."""
+        return self.settings.sample is not None or self.settings.detect is not None
+
+    def planned_sizes(self) -> dict[str, int]:
+        """``--bfcl-detect``: per category, the fewest entries whose comparison detects the
+        drop, with the noise the baseline measured (:attr:`plan_noise`) or the assumed one."""
+        sizes = {c: len(self.dataset.entries(c)) for c in self.settings.categories}
+        if self.settings.detect is None:
+            return sizes
+        return plan(sizes, self.settings.detect, self.plan_noise, self.settings.gate.alpha)
 
     def expected_ids(self) -> dict[str, set[str]]:
         """What this run is asked to score: every selected (and sampled) entry that its own
@@ -161,7 +203,7 @@ class BfclRun:
     def sampled_populations(self) -> dict[str, int]:
         """For a sampled run, the size of each selected category (what its sample stands
         for); empty otherwise."""
-        if self.settings.sample is None:
+        if not self.sampled:
             return {}
         return {c: len(self.dataset.entries(c)) for c in self.settings.categories}
 
@@ -172,7 +214,7 @@ class BfclRun:
         """The scheduler's rough count of the entry's requests (1 for an id this run does not
         know): what the entry weighs when entries are shared out between processes."""
         try:
-            return expected_requests(self.entry(entry_id))
+            return expected_requests(self.entry(entry_id)) * self.settings.samples
         except (KeyError, DatasetError):
             return 1
 
@@ -198,8 +240,9 @@ class BfclRun:
         conversations run here; otherwise the model answers them whole, as replay does)."""
         return isinstance(self.model, StepModel)
 
-    def generate(self, entry_id: str) -> Generation | Skip:
-        """The model's output for an entry. Infrastructure problems raise."""
+    def generate(self, entry_id: str, sample: int = 0) -> Generation | Skip:
+        """The model's output for an entry (one of its samples). Infrastructure problems
+        raise."""
         entry = self.entry(entry_id)
         reason = self.skip_reason(entry)
         if reason:
@@ -207,7 +250,7 @@ class BfclRun:
         if entry_id in self.unavailable:
             return Skip(self.unavailable[entry_id])
         answer = self.dataset.answers(entry.category).get(entry_id)
-        task = Task(entry, answer)
+        task = Task(entry, answer, sample)
         self.progress.started()
         try:
             outcome = self._generate(task)
@@ -215,24 +258,31 @@ class BfclRun:
             self.progress.finished(failed=True)
             raise
         self.progress.finished(failed=False)
-        if self.results is not None and isinstance(outcome, Generation):
-            self.results.write(outcome)
+        if self.result_writers and isinstance(outcome, Generation):
+            self.result_writers[sample].write(outcome)
         return outcome
 
-    def _generate_and_score(self, entry_id: str) -> Generation | Skip:
+    def finalize_results(self) -> None:
+        """Rewrite every result file in dataset order (see :meth:`ResultsWriter.finalize`)."""
+        for writer in self.result_writers:
+            writer.finalize()
+
+    def _generate_and_score(self, key: str) -> Generation | Skip:
         """Generate, then score on the same thread: the item that reports the entry finds its
         verdict ready. Items report in pytest's order while generation runs longest first, so
         without this the conversations' scoring piled up behind the last answer (0.8 s of a
-        4,441-entry run). A scoring error is left for the item to raise."""
-        outcome = self.generate(entry_id)
+        4,441-entry run). A scoring error is left for the item to raise. ``key``: an entry id,
+        or one of its samples (:func:`job_key`)."""
+        entry_id, sample = split_job_key(key)
+        outcome = self.generate(entry_id, sample)
         if isinstance(outcome, Generation):
             outcome = self._without_unwanted_log(outcome)
             try:
-                verdict = self.score(outcome)
+                verdict = self._score_one(outcome)
             except Exception:  # raised again, and reported, when the item scores it
                 return outcome
             with self._verdicts_lock:
-                self._verdicts[entry_id] = (outcome, verdict)
+                self._verdicts[key] = (outcome, verdict)
         return outcome
 
     def _without_unwanted_log(self, generation: Generation) -> Generation:
@@ -263,12 +313,24 @@ class BfclRun:
         return self.model.known_failure(entry_id)
 
     def prefetch(self, entry_ids: list[str], concurrency: int | None = None) -> None:
-        """Start generating these entries ahead of their items (see :class:`Scheduler`)."""
-        self.scheduler.prefetch(entry_ids, concurrency)
+        """Start generating these entries (each of their samples) ahead of their items (see
+        :class:`Scheduler`)."""
+        samples = self.settings.samples
+        keys = [job_key(i, k) for i in entry_ids for k in range(samples)]
+        self.scheduler.prefetch(keys, concurrency)
 
-    def generation_for(self, entry_id: str) -> Generation | Skip:
-        """The prefetched generation of an entry (waiting for it), or a new one."""
-        return self.scheduler.result(entry_id)
+    def generation_for(self, entry_id: str) -> Generation | Sampled | Skip:
+        """The prefetched generation of an entry (waiting for it), or a new one; with several
+        samples, all of them (or the first sample's skip)."""
+        if self.settings.samples == 1:
+            return self.scheduler.result(entry_id)
+        outcomes = [
+            self.scheduler.result(job_key(entry_id, k)) for k in range(self.settings.samples)
+        ]
+        skipped = next((o for o in outcomes if isinstance(o, Skip)), None)
+        if skipped is not None:
+            return skipped
+        return Sampled(entry_id, tuple(o for o in outcomes if isinstance(o, Generation)))
 
     def close(self) -> None:
         """Stop generating; a model that owns a server stops it."""
@@ -277,16 +339,26 @@ class BfclRun:
 
     # -- scoring ------------------------------------------------------------------------------
 
-    def score(self, generation: Generation) -> Verdict:
+    def score(self, generation: Generation | Sampled) -> Verdict:
+        """The verdict on an entry: its generation's, or passes out of its samples."""
+        if isinstance(generation, Sampled):
+            verdicts = [
+                self._score_one(g, job_key(generation.id, k))
+                for k, g in enumerate(generation.generations)
+            ]
+            return combine_samples(verdicts)
+        return self._score_one(generation)
+
+    def _score_one(self, generation: Generation, key: str | None = None) -> Verdict:
         with self._verdicts_lock:
-            scored = self._verdicts.pop(generation.id, None)
+            scored = self._verdicts.pop(key or generation.id, None)
         if scored is not None and scored[0] is generation:
             return scored[1]
         entry = self.entry(generation.id)
         oversized = oversized_answer_verdict(generation, entry.category)
         if oversized is not None:  # an answer cut at --bfcl-max-response-bytes
             return oversized
-        answer = self.dataset.answers(entry.category).get(entry.id)
+        answer = self.answer_for(entry)
         if CATEGORIES[entry.category].kind is Kind.EXECUTABLE:
             # Imported here: its API client and HTTP stack only matter to these categories.
             from pytest_bfcl.check.executable import evaluate_executable
@@ -304,12 +376,39 @@ class BfclRun:
             raise TypeError(f"{entry.id}: unexpected ground truth type {type(answer).__name__}")
         return evaluate_single_turn(entry, answer, generation.result, self.scoring)
 
+    def answer_for(self, entry: Entry) -> Answer | None:
+        """The ground truth an entry is scored against: the pinned one, or its correction for
+        an entry with a known ground-truth error under ``--bfcl-known-errors=correct``."""
+        answer = self.dataset.answers(entry.category).get(entry.id)
+        if self.settings.known_errors == "correct":
+            error = listed_errors.known_errors().get(entry.id)
+            if error is not None and error.fix is not None:
+                return listed_errors.corrected_answer(error, answer)
+        return answer
+
+    def known_error_note(self, entry_id: str) -> str | None:
+        """Why an entry's ground truth is known to be wrong upstream, or ``None``."""
+        error = listed_errors.known_errors().get(entry_id)
+        if error is None:
+            return None
+        if self.settings.known_errors == "correct" and error.fix is not None:
+            return f"{error.note()}; scored against the corrected answer"
+        return error.note()
+
     # -- metadata -----------------------------------------------------------------------------
 
     def metadata(self) -> dict[str, Any]:
         """The run's identity for every report; secrets (keys in serving flags, URLs or the
         environment) are masked here, the one place all reports take it from."""
         return redact_data(self._metadata())
+
+    def _temperature(self) -> float | None:
+        """The sampling temperature of models that sample (an endpoint); None otherwise."""
+        sampling = self.model.metadata().get("sampling")
+        if isinstance(sampling, dict) and "temperature" in sampling:
+            value = sampling["temperature"]
+            return float(value) if isinstance(value, int | float) else None
+        return None
 
     def _metadata(self) -> dict[str, Any]:
         return {
@@ -329,6 +428,11 @@ class BfclRun:
             "plugin_version": __version__,
             "sample": self.settings.sample,
             "partial_eval": self.settings.partial_eval,
-            "seed": self.settings.seed if self.settings.sample is not None else None,
+            "seed": self.settings.seed if self.sampled else None,
+            "detect": self.settings.detect,
+            "samples": self.settings.samples,
+            "temperature": self._temperature(),
+            "scoring_rules": SCORING_RULES_VERSION,
+            "known_errors": self.settings.known_errors,
             "gate": self.settings.gate.model_dump(),
         }

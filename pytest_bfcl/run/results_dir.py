@@ -20,6 +20,12 @@ from pytest_bfcl.dataset.layout import ResultLayout, model_dir_name
 from pytest_bfcl.models.base import Generation
 
 
+def sample_dir(root: Path, sample: int, samples: int) -> Path:
+    """Where one sample's result set goes: the directory itself with one sample,
+    ``sample-<k>`` (from 1) inside it with several."""
+    return root if samples == 1 else root / f"sample-{sample + 1}"
+
+
 def result_record(generation: Generation) -> dict[str, Any]:
     record: dict[str, Any] = {"id": generation.id, "result": generation.result}
     details = generation.details or {}

@@ -34,6 +34,13 @@ def stratified_sample(
     ids_by_category: dict[str, list[str]], sample: float | int, seed: int
 ) -> dict[str, set[str]]:
     counts = allocate({name: len(ids) for name, ids in ids_by_category.items()}, sample)
+    return sample_counts(ids_by_category, counts, seed)
+
+
+def sample_counts(
+    ids_by_category: dict[str, list[str]], counts: dict[str, int], seed: int
+) -> dict[str, set[str]]:
+    """``counts[name]`` entries of each category, drawn with the seed."""
     chosen = {}
     for name, ids in ids_by_category.items():
         rng = random.Random(f"{seed}:{name}")

@@ -1,0 +1,38 @@
+"""``python -m pytest_bfcl.merge_baselines OUT IN IN [IN ...]``: one baseline from several
+recorded runs of the same model, each entry's passes and samples added up, so the gate compares
+a run with pass rates instead of one draw (see README, "How the gate decides")."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pytest_bfcl.files import write_json_atomic
+from pytest_bfcl.report.baseline import BaselineError, load_baseline, merge_baselines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m pytest_bfcl.merge_baselines",
+        description="Merge baselines recorded from several runs of one model into one.",
+    )
+    parser.add_argument("output", type=Path, help="the merged baseline to write")
+    parser.add_argument("inputs", type=Path, nargs="+", help="baselines saved by the runs")
+    args = parser.parse_args(argv)
+    try:
+        merged = merge_baselines([load_baseline(path) for path in args.inputs])
+        write_json_atomic(args.output, merged)
+    except (BaselineError, OSError) as exc:
+        print(f"merge_baselines: {exc}", file=sys.stderr)
+        return 2
+    samples = merged["metadata"]["samples"]
+    print(
+        f"{args.output}: {len(merged['verdicts'])} entries, at least {samples} samples each, "
+        f"from {len(args.inputs)} baselines"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

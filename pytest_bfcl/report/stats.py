@@ -1,0 +1,290 @@
+"""The statistics behind the gate and the intervals: exact paired tests, Holm's step-down
+procedure with Tarone's rule for discrete tests, confidence intervals of a mean pass rate, and
+the smallest drop a comparison of a given size can detect.
+
+Pure functions on numbers, no pytest and no third-party packages, so each can be checked
+against known values (``tests/report/test_stats.py``) and simulated (``benchmarks/gate_power.py``).
+
+Notation: an entry asked ``K`` times has a pass rate ``passes / K``. A paired comparison looks
+at ``d = baseline rate - current rate`` per entry; an unchanged model makes each ``d`` as likely
+to be positive as negative (the two runs are exchangeable), which is what the sign-flip test
+assumes. With one sample on each side ``d`` is -1, 0 or 1 and the sign-flip test is exactly
+McNemar's exact test.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from fractions import Fraction
+from statistics import NormalDist
+
+# z of a two-sided 95 % interval
+Z95 = 1.959964
+# The power at which a comparison's detectable drop is stated.
+POWER = 0.8
+# Discordance assumed when a run has nothing to estimate it from (one sample, no baseline):
+# the share of entries whose verdict differs between two runs of the same model. Published
+# repeated runs differ on 4-30 % of entries; 10 % is a middle value.
+ASSUMED_DISCORDANCE = 0.10
+
+_NORMAL = NormalDist()
+
+
+def binomial_two_sided(k: int, n: int) -> float:
+    """Two-sided exact binomial p-value of ``k`` successes in ``n`` trials at p = 1/2 (the
+    doubled smaller tail, capped at 1)."""
+    if n <= 0:
+        return 1.0
+    low = min(k, n - k)
+    tail = sum(math.comb(n, i) for i in range(low + 1))
+    return min(1.0, 2 * tail / 2**n)
+
+
+def mcnemar_exact(regressions: int, improvements: int) -> float:
+    """Two-sided exact McNemar p-value for the given discordant counts."""
+    return binomial_two_sided(min(regressions, improvements), regressions + improvements)
+
+
+def _as_fraction(rate: tuple[int, int]) -> Fraction:
+    passes, samples = rate
+    return Fraction(passes, samples)
+
+
+def differences(
+    pairs: Sequence[tuple[tuple[int, int], tuple[int, int]]],
+) -> list[Fraction]:
+    """``baseline rate - current rate`` for each (baseline, current) pair of (passes, K)."""
+    return [_as_fraction(before) - _as_fraction(now) for before, now in pairs]
+
+
+def sign_flip_p_value(diffs: Sequence[Fraction], one_sided: bool = True) -> float:
+    """Exact p-value of the paired sign-flip (permutation) test of ``sum(diffs)``: every
+    non-zero difference is equally likely to have either sign under the null. One-sided (the
+    default) asks whether the current run is worse (``sum(diffs)`` large); two-sided whether
+    the runs differ.
+
+    Computed exactly on the lattice the differences live on (their common denominator), by
+    convolving one binomial per distinct magnitude. With differences of -1, 0 and 1 only this is
+    McNemar's exact test."""
+    nonzero = [d for d in diffs if d != 0]
+    if not nonzero:
+        return 1.0
+    if all(abs(d) == 1 for d in nonzero):  # one sample a side: McNemar, in closed form
+        worse = sum(1 for d in nonzero if d > 0)
+        if not one_sided:
+            return mcnemar_exact(worse, len(nonzero) - worse)
+        n = len(nonzero)
+        return sum(math.comb(n, k) for k in range(worse, n + 1)) / 2**n
+    scale = math.lcm(*(d.denominator for d in nonzero))
+    magnitudes = Counter(abs(int(d * scale)) for d in nonzero)
+    observed = sum(int(d * scale) for d in nonzero)
+    # Distribution of sum(sign_i * |d_i|) over the 2^n sign patterns, as counts by value.
+    dist: dict[int, int] = {0: 1}
+    for magnitude, count in magnitudes.items():
+        # m signs of this magnitude: value magnitude * (2j - m) in comb(m, j) ways
+        step = {magnitude * (2 * j - count): math.comb(count, j) for j in range(count + 1)}
+        merged: dict[int, int] = {}
+        for value, ways in dist.items():
+            for shift, more in step.items():
+                merged[value + shift] = merged.get(value + shift, 0) + ways * more
+        dist = merged
+    if one_sided:
+        extreme = sum(ways for value, ways in dist.items() if value >= observed)
+    else:
+        extreme = sum(ways for value, ways in dist.items() if abs(value) >= abs(observed))
+    return min(1.0, extreme / 2 ** len(nonzero))
+
+
+def smallest_p_value(diffs: Sequence[Fraction]) -> float:
+    """The smallest one-sided p-value the sign-flip test could give on these differences'
+    magnitudes (every one pointing the same way): Tarone's bound for a discrete test."""
+    nonzero = sum(1 for d in diffs if d != 0)
+    return 1.0 if nonzero == 0 else 1.0 / 2**nonzero
+
+
+def tarone_count(smallest: Sequence[float], alpha: float) -> int:
+    """Tarone's number of tests that count: the smallest ``k`` such that at most ``k`` of the
+    tests could reach ``alpha / k``. A test that cannot reach significance however its flips
+    fall costs the others nothing."""
+    for k in range(1, len(smallest) + 1):
+        if sum(1 for p in smallest if p <= alpha / k) <= k:
+            return k
+    return max(1, len(smallest))
+
+
+def holm_tarone(
+    p_values: Sequence[float], smallest: Sequence[float], alpha: float
+) -> tuple[list[bool], list[float]]:
+    """Holm's step-down procedure at family-wise error ``alpha``, each step counting only the
+    remaining tests that could still reach significance (Tarone's rule, as extended to Holm's
+    procedure by Hommel and Krummenauer). Returns, per test, whether it is rejected and the
+    level it was held to (the level of the step at which the procedure reached or stopped
+    before it)."""
+    count = len(p_values)
+    rejected = [False] * count
+    levels = [0.0] * count
+    remaining = sorted(range(count), key=lambda i: p_values[i])
+    stopped = False
+    while remaining:
+        k = tarone_count([smallest[i] for i in remaining], alpha)
+        level = alpha / k
+        best = remaining[0]
+        if stopped or p_values[best] > level:
+            stopped = True
+            for i in remaining:
+                levels[i] = level
+            break
+        rejected[best] = True
+        levels[best] = level
+        remaining = remaining[1:]
+    return rejected, levels
+
+
+# -- intervals ---------------------------------------------------------------------------------
+
+
+def wilson(p: float, n: float) -> tuple[float, float]:
+    """95 % Wilson score interval of a proportion ``p`` measured on (effective) size ``n``."""
+    if n <= 0:
+        return (0.0, 1.0)
+    z2 = Z95**2
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(max(p * (1 - p), 0.0) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def finite_correction(scored: int, population: int | None) -> float:
+    """The finite-population correction of a sample of ``scored`` out of ``population``
+    entries (1 for an unsampled run: entries stand for tasks like them)."""
+    if not population or population <= 1:
+        return 1.0
+    return max((population - scored) / (population - 1), 0.0)
+
+
+def mean_interval(
+    rates: Sequence[float], samples: int, population: int | None = None
+) -> tuple[float, float]:
+    """95 % interval of the mean pass rate of entries each asked ``samples`` times.
+
+    Entries are the units (their samples are not independent of each other): the variance of
+    the mean is the spread of the per-entry rates over the number of entries, turned into an
+    effective size for Wilson's interval (which stays inside [0, 1] and is not degenerate at 0
+    or 100 %). With one sample it is Wilson's interval on the entries. ``population``: the
+    category's size when the entries are a sample of it."""
+    n = len(rates)
+    if n == 0:
+        return (0.0, 1.0)
+    mean = sum(rates) / n
+    fpc = finite_correction(n, population)
+    if fpc == 0:
+        return (mean, mean)
+    effective: float = float(n * max(samples, 1))
+    if samples > 1 and 0.0 < mean < 1.0:
+        spread = sum((r - mean) ** 2 for r in rates) / (n - 1) if n > 1 else 0.0
+        if spread > 0:
+            effective = min(max(mean * (1 - mean) / (spread / n), 1.0), n * samples)
+    return wilson(mean, effective / fpc)
+
+
+def mean_variance(rates: Sequence[float], samples: int, population: int | None = None) -> float:
+    """Variance of a mean pass rate (as :func:`mean_interval` uses it), for combining categories
+    into group scores. Agresti-Coull's adjustment keeps it above 0 at 0 or 100 %."""
+    n = len(rates)
+    if n == 0:
+        return 0.0
+    fpc = finite_correction(n, population)
+    if samples <= 1:
+        adjusted = (sum(rates) + 2) / (n + 4)
+        return adjusted * (1 - adjusted) / (n + 4) * fpc
+    mean = sum(rates) / n
+    spread = sum((r - mean) ** 2 for r in rates) / (n - 1) if n > 1 else 0.0
+    floor = ((mean * n * samples + 2) / (n * samples + 4)) * (
+        1 - (mean * n * samples + 2) / (n * samples + 4)
+    )
+    return max(spread / n, floor / (n * samples + 4)) * fpc
+
+
+# -- power -------------------------------------------------------------------------------------
+
+
+def z_one_sided(level: float) -> float:
+    return _NORMAL.inv_cdf(1 - level)
+
+
+def noise_from_differences(diffs: Sequence[Fraction]) -> float:
+    """Per-entry noise (mean squared difference an unchanged model would show), estimated from
+    the smaller side of the observed differences so that a real drop does not count as noise."""
+    if not diffs:
+        return 0.0
+    worse = sum(float(d) ** 2 for d in diffs if d > 0)
+    better = sum(float(d) ** 2 for d in diffs if d < 0)
+    return 2 * min(worse, better) / len(diffs)
+
+
+def noise_from_rates(rates: Sequence[float], samples: int) -> float | None:
+    """The same noise, predicted from one run's repeated samples: two independent runs of an
+    entry with pass probability p differ by a squared amount of 2 p (1 - p) / K on average
+    (p (1 - p) estimated without bias from the K samples). ``None`` with one sample."""
+    if samples <= 1 or not rates:
+        return None
+    unbiased = [r * (1 - r) * samples / (samples - 1) for r in rates]
+    return 2 * sum(unbiased) / len(unbiased) / samples
+
+
+def detectable_drop(
+    entries: int, noise: float, level: float, power: float = POWER, samples: int = 1
+) -> float | None:
+    """The smallest drop of the mean pass rate (a fraction) that a paired comparison of
+    ``entries`` entries detects with probability ``power`` at one-sided ``level``, when an
+    unchanged model's per-entry squared difference averages ``noise``; ``None`` when no drop
+    can be detected (too few entries for ``level`` even if every one of them fails).
+
+    A drop of ``delta`` adds ``delta`` of discordance (entries that now fail); the normal
+    approximation of the sign-flip test then needs ``n delta`` to exceed ``z_level`` standard
+    deviations of the null by ``z_power`` of the alternative. The test is discrete: it needs
+    at least ``log2(1 / level)`` entries pointing the same way, a floor on the drop."""
+    if entries <= 0:
+        return None
+    needed = math.ceil(math.log2(1 / level) - 1e-12)  # flips all one way to reach the level
+    if needed > entries:
+        return None
+    floor = needed / (entries * samples) if samples > 1 else needed / entries
+    z_a, z_b = z_one_sided(level), _NORMAL.inv_cdf(power)
+    n = float(entries)
+
+    def gap(delta: float) -> float:
+        null = noise + delta
+        alternative = max(null - delta * delta, 0.0)
+        return n * delta - z_a * math.sqrt(n * null) - z_b * math.sqrt(n * alternative)
+
+    if gap(1.0) < 0:
+        return None
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        if gap(mid) >= 0:
+            high = mid
+        else:
+            low = mid
+    return max(high, min(floor, 1.0))
+
+
+def entries_to_detect(
+    drop: float, noise: float, level: float, available: int, power: float = POWER
+) -> int:
+    """The fewest entries (at most ``available``) whose paired comparison detects ``drop`` (a
+    fraction); ``available`` when even all of them cannot."""
+    low, high = 1, max(available, 1)
+    best = detectable_drop(high, noise, level, power)
+    if best is None or best > drop:
+        return high
+    while low < high:
+        mid = (low + high) // 2
+        found = detectable_drop(mid, noise, level, power)
+        if found is not None and found <= drop:
+            high = mid
+        else:
+            low = mid + 1
+    return high
