@@ -60,12 +60,12 @@ def detections(
     for name, entries in sizes.items():
         measured = name in noise
         value = noise.get(name, ASSUMED_DISCORDANCE)
-        drop = detectable_drop(entries, value, level)
+        drop = detectable_drop(entries, value, level, min_drop=min_drop / 100)
         out.append(
             Detection(
                 name=name,
                 entries=entries,
-                detectable_drop=None if drop is None else round(max(drop * 100, min_drop), 2),
+                detectable_drop=None if drop is None else round(drop * 100, 2),
                 noise=round(value, 4),
                 measured=measured,
             )
@@ -74,12 +74,12 @@ def detections(
     if len(sizes) > 1 and total:
         values = [noise.get(n, ASSUMED_DISCORDANCE) * sizes[n] for n in sizes]
         overall_noise = sum(values) / total
-        drop = detectable_drop(total, overall_noise, level)
+        drop = detectable_drop(total, overall_noise, level, min_drop=min_drop / 100)
         out.append(
             Detection(
                 name="all entries",
                 entries=total,
-                detectable_drop=None if drop is None else round(max(drop * 100, min_drop), 2),
+                detectable_drop=None if drop is None else round(drop * 100, 2),
                 noise=round(overall_noise, 4),
                 measured=all(n in noise for n in sizes),
             )
@@ -88,14 +88,22 @@ def detections(
 
 
 def plan(
-    sizes: dict[str, int], drop_points: float, noise: dict[str, float], alpha: float
+    sizes: dict[str, int],
+    drop_points: float,
+    noise: dict[str, float],
+    alpha: float,
+    min_drop: float = 0.0,
 ) -> dict[str, int]:
     """Per category, the fewest entries whose comparison detects ``drop_points`` (all of the
     category when even that cannot)."""
     level = alpha / family_size(sizes)
     return {
         name: entries_to_detect(
-            drop_points / 100, noise.get(name, ASSUMED_DISCORDANCE), level, available
+            drop_points / 100,
+            noise.get(name, ASSUMED_DISCORDANCE),
+            level,
+            available,
+            min_drop=min_drop / 100,
         )
         for name, available in sizes.items()
     }

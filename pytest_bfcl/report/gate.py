@@ -8,7 +8,8 @@ counting only comparisons that could still reach significance (Tarone's rule), k
 chance that an unchanged model fails any of them at or below ``alpha``. With the default
 ``significant`` gate a comparison fails when its drop is at least ``min_drop`` points *and* it
 is significant in that procedure; ``any`` fails on a single entry that got worse; ``off`` never
-fails. docs/gate.md gives the reasoning and ``benchmarks/gate_power.py`` the measured rates.
+fails. README's "How the gate decides" gives the reasoning, ``benchmarks/gate_power.py`` the
+measured rates.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pytest_bfcl.report.stats import (
     holm_tarone,
     mcnemar_exact,
     noise_from_differences,
+    shrunk_noise,
     sign_flip_p_value,
     smallest_p_value,
     tarone_count,
@@ -267,17 +269,21 @@ def _decide(
     counted = tarone_count(smallest, settings.alpha) if comparisons else 0
     first_level = settings.alpha / max(counted, 1)
     samples = max((r[1] for r in (*current.values(), *baseline.values())), default=1)
+    everything = differences([(baseline[i], current[i]) for i in current if i in baseline])
+    pooled = noise_from_differences(everything)
     for comparison, d, is_significant, level in zip(
         comparisons, diffs, significant, levels, strict=True
     ):
         comparison.significant = is_significant
         comparison.level = level
         drop = detectable_drop(
-            comparison.paired, noise_from_differences(d), first_level, samples=samples
+            comparison.paired,
+            shrunk_noise(noise_from_differences(d), len(d), pooled),
+            first_level,
+            samples=samples,
+            min_drop=settings.min_drop / 100,
         )
-        comparison.detectable_drop = (
-            None if drop is None else round(max(drop * 100, settings.min_drop), 2)
-        )
+        comparison.detectable_drop = None if drop is None else round(drop * 100, 2)
         comparison.failed = _fails(comparison, settings)
     return counted
 

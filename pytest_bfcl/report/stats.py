@@ -223,6 +223,18 @@ def noise_from_differences(diffs: Sequence[Fraction]) -> float:
     return 2 * min(worse, better) / len(diffs)
 
 
+# How many entries' worth of weight the run-wide noise has in a comparison's own estimate.
+NOISE_PRIOR_ENTRIES = 100
+
+
+def shrunk_noise(own: float, entries: int, pooled: float) -> float:
+    """A comparison's noise, pulled toward the run-wide figure in proportion to how few entries
+    it has: a small category's own estimate is mostly chance (16 entries often show no flip at
+    all, which would promise a power it does not have)."""
+    weight = NOISE_PRIOR_ENTRIES
+    return (own * entries + pooled * weight) / (entries + weight) if entries + weight else 0.0
+
+
 def noise_from_rates(rates: Sequence[float], samples: int) -> float | None:
     """The same noise, predicted from one run's repeated samples: two independent runs of an
     entry with pass probability p differ by a squared amount of 2 p (1 - p) / K on average
@@ -233,31 +245,45 @@ def noise_from_rates(rates: Sequence[float], samples: int) -> float | None:
     return 2 * sum(unbiased) / len(unbiased) / samples
 
 
+# Up to this many entries the power of a one-sample comparison is computed exactly (the normal
+# approximation is poor for a handful of entries); above it, approximated.
+EXACT_POWER_ENTRIES = 80
+
+
 def detectable_drop(
-    entries: int, noise: float, level: float, power: float = POWER, samples: int = 1
+    entries: int,
+    noise: float,
+    level: float,
+    power: float = POWER,
+    samples: int = 1,
+    min_drop: float = 0.0,
 ) -> float | None:
     """The smallest drop of the mean pass rate (a fraction) that a paired comparison of
     ``entries`` entries detects with probability ``power`` at one-sided ``level``, when an
-    unchanged model's per-entry squared difference averages ``noise``; ``None`` when no drop
-    can be detected (too few entries for ``level`` even if every one of them fails).
+    unchanged model's per-entry squared difference averages ``noise``, and the gate also needs
+    an observed drop of at least ``min_drop``; ``None`` when no drop can be detected (too few
+    entries for ``level`` even if every one of them fails).
 
-    A drop of ``delta`` adds ``delta`` of discordance (entries that now fail); the normal
-    approximation of the sign-flip test then needs ``n delta`` to exceed ``z_level`` standard
-    deviations of the null by ``z_power`` of the alternative. The test is discrete: it needs
-    at least ``log2(1 / level)`` entries pointing the same way, a floor on the drop."""
+    A drop of ``delta`` adds ``delta`` of discordance (entries that now fail). Up to
+    :data:`EXACT_POWER_ENTRIES` entries with one sample the power is summed exactly over the
+    counts of entries that got worse and better; above, the normal approximation of the
+    sign-flip test needs ``n delta`` to exceed ``z_level`` standard deviations of the null by
+    ``z_power`` of the alternative."""
     if entries <= 0:
         return None
     needed = math.ceil(math.log2(1 / level) - 1e-12)  # flips all one way to reach the level
     if needed > entries:
         return None
-    floor = needed / (entries * samples) if samples > 1 else needed / entries
+    if samples == 1 and entries <= EXACT_POWER_ENTRIES:
+        return _exact_detectable(entries, noise / 2, level, power, min_drop)
     z_a, z_b = z_one_sided(level), _NORMAL.inv_cdf(power)
     n = float(entries)
 
     def gap(delta: float) -> float:
         null = noise + delta
         alternative = max(null - delta * delta, 0.0)
-        return n * delta - z_a * math.sqrt(n * null) - z_b * math.sqrt(n * alternative)
+        threshold = max(z_a * math.sqrt(n * null), n * min_drop)
+        return n * delta - threshold - z_b * math.sqrt(n * alternative)
 
     if gap(1.0) < 0:
         return None
@@ -268,21 +294,81 @@ def detectable_drop(
             high = mid
         else:
             low = mid
+    floor = needed / (entries * samples)
     return max(high, min(floor, 1.0))
 
 
+def _exact_power(entries: int, flip: float, delta: float, level: float, min_drop: float) -> float:
+    """The chance that the exact one-sided McNemar test rejects at ``level`` with an observed
+    drop of at least ``min_drop``, when each entry independently got worse with probability
+    ``flip + delta``, better with ``flip``, and stayed the same otherwise."""
+    worse_p, better_p = min(flip + delta, 1.0), min(flip, 1.0 - min(flip + delta, 1.0))
+    same_p = max(1.0 - worse_p - better_p, 0.0)
+    total = 0.0
+    for worse in range(entries + 1):
+        for better in range(entries - worse + 1):
+            if worse - better < min_drop * entries - 1e-9:
+                continue
+            if _upper_tail(worse, worse + better) > level:
+                continue
+            same = entries - worse - better
+            total += math.exp(
+                math.lgamma(entries + 1)
+                - math.lgamma(worse + 1)
+                - math.lgamma(better + 1)
+                - math.lgamma(same + 1)
+                + _log_power(worse_p, worse)
+                + _log_power(better_p, better)
+                + _log_power(same_p, same)
+            )
+    return total
+
+
+def _log_power(p: float, k: int) -> float:
+    if k == 0:
+        return 0.0
+    return k * math.log(p) if p > 0 else -math.inf
+
+
+def _upper_tail(worse: int, discordant: int) -> float:
+    """One-sided exact McNemar: P(at least ``worse`` of ``discordant`` fair coin flips)."""
+    if discordant == 0:
+        return 1.0
+    return sum(math.comb(discordant, k) for k in range(worse, discordant + 1)) / 2**discordant
+
+
+def _exact_detectable(
+    entries: int, flip: float, level: float, power: float, min_drop: float
+) -> float | None:
+    if _exact_power(entries, flip, 1.0 - flip, level, min_drop) < power:
+        return None
+    low, high = 0.0, 1.0 - flip
+    for _ in range(40):
+        mid = (low + high) / 2
+        if _exact_power(entries, flip, mid, level, min_drop) >= power:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
 def entries_to_detect(
-    drop: float, noise: float, level: float, available: int, power: float = POWER
+    drop: float,
+    noise: float,
+    level: float,
+    available: int,
+    power: float = POWER,
+    min_drop: float = 0.0,
 ) -> int:
     """The fewest entries (at most ``available``) whose paired comparison detects ``drop`` (a
     fraction); ``available`` when even all of them cannot."""
     low, high = 1, max(available, 1)
-    best = detectable_drop(high, noise, level, power)
+    best = detectable_drop(high, noise, level, power, min_drop=min_drop)
     if best is None or best > drop:
         return high
     while low < high:
         mid = (low + high) // 2
-        found = detectable_drop(mid, noise, level, power)
+        found = detectable_drop(mid, noise, level, power, min_drop=min_drop)
         if found is not None and found <= drop:
             high = mid
         else:

@@ -188,7 +188,8 @@ class BfclRun:
         sizes = {c: len(self.dataset.entries(c)) for c in self.settings.categories}
         if self.settings.detect is None:
             return sizes
-        return plan(sizes, self.settings.detect, self.plan_noise, self.settings.gate.alpha)
+        gate = self.settings.gate
+        return plan(sizes, self.settings.detect, self.plan_noise, gate.alpha, gate.min_drop)
 
     def expected_ids(self) -> dict[str, set[str]]:
         """What this run is asked to score: every selected (and sampled) entry that its own
