@@ -479,7 +479,7 @@ class BfclSessionPlugin:
             return
         self.last_progress = now
         self.progress_pending = False
-        reporter.line(self.run.progress.line(self.total_items))
+        reporter.line(self.run.progress.line(self.total_items * self.settings.samples))
 
     @pytest.hookimpl(trylast=True)  # after the terminal has written the result
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

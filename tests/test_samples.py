@@ -282,3 +282,46 @@ def test_known_errors_are_left_out_of_the_gate_and_marked(
         for p in case.iter("property")
     }
     assert "pull/1" in props["bfcl_known_error"]
+
+
+def test_each_sample_is_its_own_cached_request_with_its_own_seed(dataset, texts, tmp_path):
+    from fake_openai import FakeOpenAI
+
+    from pytest_bfcl.models.base import Task
+    from pytest_bfcl.models.cache import ResponseCache
+    from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
+    from pytest_bfcl.scoring import ScoringOptions
+
+    entry = dataset.entries("live_relevance")[0]
+    with FakeOpenAI(dataset, ["live_relevance"]) as fake:
+        settings = EndpointSettings(model="m", base_urls=(fake.base_url,), seed=7)
+        cache = ResponseCache(tmp_path / "cache")
+        model = OpenAIChatModel(settings, ScoringOptions("fc", True), texts, cache=cache)
+        seeds = []
+        original = model._complete
+
+        def complete(request):
+            seeds.append(request.get("seed"))
+            return original(request)
+
+        model._complete = complete  # type: ignore[method-assign]
+        first = [model.generate(Task(entry, None, k)) for k in range(3)]
+        again = [model.generate(Task(entry, None, k)) for k in range(3)]
+        assert fake.total_requests() == 3 and seeds == [7, 8, 9]
+        assert not any(g.cached for g in first) and all(g.cached for g in again)
+        request = model.build_request(Task(entry, None))
+        one_sample_key = model.cache_identity(request)
+        assert "sample" not in one_sample_key  # a one-sample run keeps its old cache keys
+        assert model.cache_identity(request, 2)["sample"] == 2
+
+
+def test_xdist_gives_the_same_sampled_scores(pytester, data_source, tmp_path):
+    pytest.importorskip("xdist")
+    reports = {}
+    for workers in ("0", "2"):
+        report = tmp_path / f"report-{workers}.json"
+        _run(pytester, data_source, "--bfcl-samples=3", "-n", workers, f"--bfcl-report={report}")
+        data = json.loads(report.read_text())
+        reports[workers] = (data["categories"], data["groups"], data["overall"])
+    assert reports["0"] == reports["2"]
+    assert reports["0"][0]["simple_python"]["flaky"] > 0

@@ -80,4 +80,14 @@ def gate_reasons(gate: GateResult) -> list[str]:
         if c.failed
     ]
     incomplete = [f"incomplete: {line}" for line in gate.incomplete]
-    return reasons + gate.threshold_failures + incomplete
+    notes = []
+    if gate.family and gate.settings.mode == "significant":
+        notes.append(
+            f"{gate.family} comparisons held to one false-alarm rate of "
+            f"{gate.settings.alpha:.0%} (Holm)"
+        )
+    if gate.known_errors:
+        notes.append(
+            f"{len(gate.known_errors)} entries with a known ground-truth error left out of the gate"
+        )
+    return reasons + gate.threshold_failures + incomplete + notes

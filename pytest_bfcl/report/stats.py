@@ -172,17 +172,18 @@ def mean_interval(
     the mean is the spread of the per-entry rates over the number of entries, turned into an
     effective size for Wilson's interval (which stays inside [0, 1] and is not degenerate at 0
     or 100 %). With one sample it is Wilson's interval on the entries. ``population``: the
-    category's size when the entries are a sample of it."""
+    category's size when the entries are a sample of it. Sums are exact (``math.fsum``), so the
+    figure does not depend on the order the verdicts arrived in (xdist workers)."""
     n = len(rates)
     if n == 0:
         return (0.0, 1.0)
-    mean = sum(rates) / n
+    mean = math.fsum(rates) / n
     fpc = finite_correction(n, population)
     if fpc == 0:
         return (mean, mean)
     effective: float = float(n * max(samples, 1))
     if samples > 1 and 0.0 < mean < 1.0:
-        spread = sum((r - mean) ** 2 for r in rates) / (n - 1) if n > 1 else 0.0
+        spread = math.fsum((r - mean) ** 2 for r in rates) / (n - 1) if n > 1 else 0.0
         if spread > 0:
             effective = min(max(mean * (1 - mean) / (spread / n), 1.0), n * samples)
     return wilson(mean, effective / fpc)
@@ -196,10 +197,10 @@ def mean_variance(rates: Sequence[float], samples: int, population: int | None =
         return 0.0
     fpc = finite_correction(n, population)
     if samples <= 1:
-        adjusted = (sum(rates) + 2) / (n + 4)
+        adjusted = (math.fsum(rates) + 2) / (n + 4)
         return adjusted * (1 - adjusted) / (n + 4) * fpc
-    mean = sum(rates) / n
-    spread = sum((r - mean) ** 2 for r in rates) / (n - 1) if n > 1 else 0.0
+    mean = math.fsum(rates) / n
+    spread = math.fsum((r - mean) ** 2 for r in rates) / (n - 1) if n > 1 else 0.0
     floor = ((mean * n * samples + 2) / (n * samples + 4)) * (
         1 - (mean * n * samples + 2) / (n * samples + 4)
     )
