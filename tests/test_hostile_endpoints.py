@@ -23,8 +23,10 @@ from pytest_bfcl.models.openai_chat import (
     InferenceError,
     OpenAIChatModel,
     ServerDown,
+    _status_failure,
 )
 from pytest_bfcl.models.oracle_agentic import NOTHING_FOUND, question_move
+from pytest_bfcl.scoring import CONTEXT_EXCEEDED
 from pytest_bfcl.web.access import FAILURES_TO_STOP, WebAccess, WebSettings, WebToolsDown
 
 pytest_plugins = ["pytester"]
@@ -155,9 +157,6 @@ def test_odd_usage_values_are_unknown_tokens(server, texts, task, value):
 @pytest.mark.parametrize(
     "patch",
     [
-        {"choices": {"0": 1}},
-        {"choices": ["text"]},
-        {"choices": [{"message": "hello"}]},
         {"choices": [{"message": {"content": [{"get_weather": "{}"}]}}]},
         {"choices": [{"message": {"tool_calls": {"a": 1}}}]},
         {"choices": [{"message": {"tool_calls": [{"function": {"name": 5, "arguments": {}}}]}}]},
@@ -176,6 +175,111 @@ def test_odd_shapes_are_stored_as_data(server, texts, task, patch, tmp_path):
     else:  # text is never a call list in disguise
         assert not generation.result.startswith("[{") or "get_weather" in generation.result
     assert len(list((tmp_path / "cache").rglob("*.json"))) == 1  # stored, once
+
+
+# -- a 200 that holds no model message is the gateway's failure, never the model's ------------
+
+NOT_COMPLETIONS = ["error200", "empty", "null_choices", "no_choices", "null_message"]
+ODD_ENVELOPES = [{"choices": {"0": 1}}, {"choices": ["text"]}, {"choices": [{"message": "hi"}]}]
+
+
+@pytest.mark.parametrize("fault", NOT_COMPLETIONS)
+def test_a_200_without_a_message_is_retried_and_never_cached(server, texts, task, fault, tmp_path):
+    server.faults = {task.entry.id: [fault]}
+    cache = ResponseCache(tmp_path / "cache")
+    generation = model_for(server, texts, cache=cache).generate(task)
+    assert server.requests[task.entry.id] == 2  # retried like a 5xx
+    assert generation.result == model_for(server, texts).generate(task).result  # the answer
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == 1
+
+
+@pytest.mark.parametrize("fault", NOT_COMPLETIONS)
+def test_a_gateway_that_keeps_failing_is_an_error_and_nothing_is_cached(
+    server, texts, task, fault, tmp_path
+):
+    server.faults = {task.entry.id: [fault] * 10}
+    cache = ResponseCache(tmp_path / "cache")
+    with pytest.raises(InferenceError) as raised:
+        model_for(server, texts, cache=cache, retries=2).generate(task)
+    message = str(raised.value)  # retries ran out, or the server counts as down by now
+    assert server.requests[task.entry.id] == 3 and "answered 200 with" in message
+    assert "\n" not in message
+    if fault == "error200":
+        assert "upstream provider returned 502" in message
+    assert not list((tmp_path / "cache").rglob("*.json"))  # the rerun asks again
+    server.faults = {}
+    again = model_for(server, texts, cache=cache).generate(task)
+    assert not again.cached and again.result != ""
+
+
+@pytest.mark.parametrize("patch", ODD_ENVELOPES)
+def test_an_envelope_without_a_message_object_is_not_an_answer(server, texts, task, patch):
+    server.patch = patch
+    with pytest.raises(InferenceError, match="answered 200 with"):
+        model_for(server, texts, retries=1).generate(task)
+
+
+def test_a_gateway_answering_only_errors_counts_toward_the_server_down_stop(server, texts, task):
+    server.chat_fault = "error200"
+    model = model_for(server, texts, retries=4, backoff=0.05)
+
+    def entries_until_down() -> ServerDown:
+        for _ in range(10):
+            with pytest.raises(InferenceError) as raised:
+                model.generate(task)
+            if isinstance(raised.value, ServerDown):
+                return raised.value
+        raise AssertionError("the session never stopped")
+
+    kind, outcome = in_thread(entries_until_down)
+    assert kind == "ok" and isinstance(outcome, ServerDown), outcome
+    assert "upstream provider returned 502" in str(outcome) and "\n" not in str(outcome)
+
+
+# -- a context-length refusal is the model's failure, as the leaderboard scores it ------------
+
+
+def test_a_context_refusal_is_the_models_failure_and_not_cached(server, texts, task, tmp_path):
+    server.faults = {task.entry.id: ["context"]}
+    cache = ResponseCache(tmp_path / "cache")
+    model = model_for(server, texts, cache=cache)
+    generation = model.generate(task)
+    assert server.requests[task.entry.id] == 1  # not retried
+    assert generation.finish_reason == CONTEXT_EXCEEDED
+    assert "context window" in generation.result and "maximum context length is 4096" in (
+        generation.result
+    )
+    verdict = oversized_answer_verdict(generation, "live_relevance")
+    assert verdict is not None and not verdict.valid
+    assert verdict.error_type == "request:context_length"
+    assert not list((tmp_path / "cache").rglob("*.json"))
+    assert not model.generate(task).cached  # asked again: a longer window may answer now
+    assert server.requests[task.entry.id] == 2
+    assert model.down_reason is None
+
+
+@pytest.mark.parametrize(
+    ("status", "text", "context"),
+    [
+        (400, "The decoder prompt (length 5000) is longer than the maximum model length", True),
+        (400, "the request exceeds the available context size, try increasing it", True),
+        (422, "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096", True),
+        (400, "prompt is too long: 210000 tokens > 200000 maximum", True),
+        (400, "unknown field 'tools'", False),
+        (500, "maximum context length exceeded", False),
+    ],
+)
+def test_context_refusals_as_servers_word_them(status, text, context):
+    failure = _status_failure(status, "http://h/v1/chat/completions", text, None)
+    assert (failure.kind == "context") is context
+
+
+def test_a_base_url_with_a_query_keeps_it_after_the_route(server, texts, task):
+    model = model_for(server, texts, base_urls=(server.base_url + "?api-version=2024-10-21",))
+    assert model.generate(task).result != ""
+    assert server.paths[-1] == "/v1/chat/completions?api-version=2024-10-21"
+    replica = model.replicas[0]
+    assert replica.models_url == server.base_url + "/models?api-version=2024-10-21"
 
 
 def test_lone_surrogates_are_stored_and_read_back(server, texts, task, tmp_path):
@@ -323,6 +427,62 @@ def test_lone_surrogates_are_failures_end_to_end(pytester, server, dataset, tmp_
         -3000:
     ]
     assert "irrelevance_error:decoder_success" in result.stdout.str()
+
+
+def test_a_context_refusal_fails_its_entry_with_one_summary_line(
+    pytester, server, dataset, tmp_path
+):
+    entry = dataset.entries("live_irrelevance")[1]
+    server.faults = {entry.id: ["context"]}
+    prefix = entry.id.rsplit("-", 2)[0] + "-"
+    result = pytester.runpytest_subprocess(
+        "--bfcl-model=test-model",
+        f"--bfcl-base-url={server.base_url}",
+        "--bfcl-category=live_irrelevance",
+        f"--bfcl-cache-dir={tmp_path / 'cache'}",
+        "-k",
+        prefix,
+        "-p",
+        "no:cacheprovider",
+        timeout=300,
+    )
+    out = result.stdout.str()
+    assert (result.parseoutcomes().get("failed"), result.parseoutcomes().get("errors", 0)) == (
+        1,
+        0,
+    ), out[-3000:]
+    assert "request:context_length" in out
+    assert out.count("1 entry refused by the server as longer than the model's context") == 1
+
+
+@pytest.mark.parametrize("mode", ["fc", "prompt"])
+def test_a_conversation_that_outgrows_the_window_is_a_failure(
+    pytester, dataset, data_source, tmp_path, mode
+):
+    entry = dataset.entries("multi_turn_base")[0]
+    with FakeOpenAI(dataset, ["multi_turn_base"], mode=mode) as fake:
+        fake.faults = {entry.id: ["ok", "ok", "context"]}  # refused at the third request
+        result = pytester.runpytest_subprocess(
+            "--bfcl-model=test-model",
+            f"--bfcl-base-url={fake.base_url}",
+            f"--bfcl-mode={mode}",
+            "--bfcl-category=multi_turn_base",
+            f"--bfcl-data={data_source.data_dir}",
+            f"--bfcl-results-dir={tmp_path / 'results'}",
+            "-k",
+            entry.id,
+            "-p",
+            "no:cacheprovider",
+            timeout=300,
+        )
+        assert fake.requests[entry.id] == 3  # nothing sent after the refusal
+    out = result.stdout.str()
+    outcomes = result.parseoutcomes()
+    assert (outcomes.get("failed"), outcomes.get("errors", 0)) == (1, 0), out[-3000:]
+    assert f"{entry.id} [multi_turn_base] request:context_length" in out
+    stored = (tmp_path / "results").rglob("BFCL_v4_multi_turn_base_result.json")
+    records = [json.loads(line) for line in next(stored).read_text().splitlines()]
+    assert len(records) == 1 and "context window" in records[0]["result"]  # written whole
 
 
 # -- web tools --------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from pytest_bfcl.report.markdown import markdown_summary
 from pytest_bfcl.report.render import gate_block, score_table
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import replica_lines, usage_line
+from pytest_bfcl.scoring import CONTEXT_ERROR_TYPE
 from pytest_bfcl.settings import Settings
 
 # Characters of a failure's reason in the terminal list.
@@ -164,6 +165,12 @@ def closing_sections(outcome: RunOutcome, finished: FinishedRun) -> list[tuple[s
         allowed = " (allowed by --bfcl-allow-incomplete)" if settings.allow_incomplete else ""
         scores += ["", f"incomplete run{allowed}: entries not scored"]
         scores += [f"  {line}" for line in finished.incomplete]
+    refused = sum(f.error_type == CONTEXT_ERROR_TYPE for f in outcome.failures)
+    if refused:
+        scores.append(
+            f"{refused} {'entry' if refused == 1 else 'entries'} refused by the server as longer "
+            "than the model's context window (scored as failures, as the leaderboard does)"
+        )
     usage = usage_line(outcome.usage) if outcome.usage else None
     if usage:
         scores.append(usage)

@@ -32,6 +32,7 @@ from pytest_bfcl.models.function_docs import (
     system_prompt,
     with_language_hints,
 )
+from pytest_bfcl.scoring import CONTEXT_EXCEEDED
 
 
 def _assistant_message(reply: StepReply, mode: str) -> dict[str, Any]:
@@ -99,6 +100,9 @@ class Conversation:
         self.reasoning: list[list[str]] = []
         self.force_quit = False
         self.all_cached = True
+        # Why the conversation ended as the model's failure before its end (a context refusal).
+        self.finish_reason: str | None = None
+        self.refusal: Any = None
 
     def run(self) -> Generation:
         for turn, messages in enumerate(self.task.entry.question):
@@ -170,6 +174,11 @@ class Conversation:
             steps.append(reply.result)
             timing.append((reply.latency, reply.input_tokens, reply.output_tokens))
             thoughts.append(reply.reasoning or "")
+            if reply.finish_reason == CONTEXT_EXCEEDED:  # the history outgrew the window
+                self.force_quit, self.finish_reason = True, CONTEXT_EXCEEDED
+                self.refusal = reply.result
+                turn_log[f"step_{step}"] = [{"role": "handler_log", "content": reply.result}]
+                break
             # The reasoning is recorded, never sent back: some servers refuse it in a history.
             self.history.append(_assistant_message(reply, self.mode))
             said: dict[str, Any] = {"role": "assistant", "content": reply.result}
@@ -220,9 +229,12 @@ class Conversation:
             return sum(values) if values else None
 
         latency = total(self.latency)
+        refused = self.finish_reason == CONTEXT_EXCEEDED
         return Generation(
             id=self.task.entry.id,
-            result=self.results,
+            # a context refusal: its note is the result, as the leaderboard stores the error
+            result=self.refusal if refused else self.results,
+            finish_reason=self.finish_reason,
             latency=round(latency, 4) if latency is not None else None,
             input_tokens=total(self.input_tokens),
             output_tokens=total(self.output_tokens),
