@@ -4,6 +4,7 @@ and set-up problems end the session once, before anything is generated."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -253,8 +254,14 @@ def test_a_thinned_baseline_file_stops_the_run(pytester, tmp_path, common, recor
             b'{"id": "multiple_0", "result": []}\n{"id": "multiple_0", "result": []}\n',
             ":2: id 'multiple_0' appears again (first at line 1)",
         ),
+        (
+            b'{"id": "multiple_0", "result": []}\n{"id": ["multiple_1"], "result": []}\n',
+            ":2: 'id' must be a string, not a list",
+        ),
+        (b'{"id": 7, "result": []}\n', ":1: 'id' must be a string, not a int"),
+        (b'{"id": null, "result": []}\n', ":1: 'id' must be a string, not null"),
     ],
-    ids=["broken-line", "not-utf8", "duplicate-id"],
+    ids=["broken-line", "not-utf8", "duplicate-id", "list-id", "int-id", "null-id"],
 )
 def test_a_broken_result_file_ends_the_session_once(pytester, tmp_path, common, content, message):
     path = tmp_path / "res" / "non_live" / "BFCL_v4_multiple_result.json"
@@ -268,6 +275,98 @@ def test_a_broken_result_file_ends_the_session_once(pytester, tmp_path, common, 
     assert err.count("pytest-bfcl:") == 1
     assert "Traceback" not in err + result.stdout.str()
     assert "passed" not in result.stdout.str() and "error" not in result.stdout.str()
+
+
+# -- a gate that cannot be switched off by accident --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--bfcl-category=simple_python"],
+        ["--bfcl-baseline=baseline.json", "--bfcl-min-score=overall=80"],
+        ["--bfcl-model=", "--bfcl-report=r.json"],
+        ["--bfcl-allow-incomplete"],
+    ],
+)
+def test_bfcl_options_without_a_model_are_one_usage_error(pytester, args):
+    pytester.makepyfile("def test_ok():\n    assert True\n")
+    result = pytester.runpytest_subprocess(*args, "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    lines = [line for line in err.splitlines() if "pytest-bfcl" in line]
+    assert len(lines) == 1 and "without a model" in lines[0], err
+    assert "--bfcl-model=NAME" in lines[0] and "passed" not in result.stdout.str()
+    flags = [a.split("=")[0] for a in args if a != "--bfcl-model="]
+    assert all(flag in lines[0] for flag in flags)
+
+
+def test_bfcl_ini_values_without_a_model_are_one_usage_error(pytester):
+    pytester.makepyfile("def test_ok():\n    assert True\n")
+    pytester.makeini("[pytest]\nbfcl_baseline = baseline.json\nbfcl_category = simple_python\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert err.count("pytest-bfcl:") == 1 and "Traceback" not in err
+    assert "bfcl_baseline, bfcl_category set in" in err and "-p no:bfcl" in err
+    # leaving the plugin out on purpose runs the project's own tests
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:bfcl").assert_outcomes(
+        passed=1
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "hint"),
+    [("bfcl_modle", "did you mean bfcl_mode or bfcl_model?"), ("bfcl_basline", "bfcl_baseline")],
+)
+def test_an_unknown_bfcl_ini_key_is_an_error_naming_the_closest(pytester, data_source, key, hint):
+    pytester.makepyfile("def test_ok():\n    assert True\n")
+    pytester.makeini(f"[pytest]\n{key} = oracle\nother_plugin_key = 1\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert err.count("pytest-bfcl:") == 1
+    assert f"unknown ini key {key!r} in " in err and hint in err
+    assert "other_plugin_key" not in err  # other keys keep pytest's own behaviour
+
+
+def test_without_any_bfcl_option_the_plugin_stays_out_of_the_way(pytester):
+    pytester.makepyfile("def test_ok():\n    assert True\n")
+    pytester.makeini("[pytest]\nother_plugin_key = 1\n")
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "nested 100000 deep (at most 64)"),
+        (b'{"format": "pytest-bfcl-baseline/2", "metadata": {"m": "\xff"}}', "is not UTF-8"),
+        (b'{"format": "pytest-bfcl-baseline/2", "metadata": {', "is not JSON"),
+    ],
+    ids=["deep", "not-utf8", "cut"],
+)
+def test_a_baseline_that_cannot_be_read_is_one_line_naming_it(
+    pytester, tmp_path, common, content, message
+):
+    path = tmp_path / "baseline.json"
+    path.write_bytes(content)
+    with pytest.raises(BaselineError) as raised:
+        load_baseline(path)
+    assert str(path) in str(raised.value) and message in str(raised.value)
+    result = pytester.runpytest_subprocess("--bfcl-model=oracle", "--bfcl-category=simple_python",
+                                           f"--bfcl-baseline={path}", *common)  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert err.count("pytest-bfcl:") == 1 and f"baseline {path}" in err and message in err
+    assert "INTERNALERROR" not in err + result.stdout.str() and "Traceback" not in err
+
+
+def test_a_baseline_that_is_not_a_regular_file_is_refused(tmp_path):
+    fifo = tmp_path / "baseline.json"
+    os.mkfifo(fifo)
+    for path in (fifo, tmp_path):  # a FIFO would block, a directory is no file
+        with pytest.raises(BaselineError, match=f"cannot read baseline {path}: not a regular"):
+            load_baseline(path)
 
 
 def test_an_over_long_integer_in_a_result_line_is_the_models_answer(tmp_path):

@@ -62,6 +62,9 @@ def _record(raw: bytes, path: Path, lineno: int) -> dict[str, Any] | None:
         raise ReplayError(f"{path}:{lineno}: invalid JSON: {str(exc)[:200]}") from None
     if not isinstance(record, dict) or "id" not in record or "result" not in record:
         raise ReplayError(f"{path}:{lineno}: expected an object with 'id' and 'result'")
+    if not isinstance(record["id"], str):
+        shown = "null" if record["id"] is None else f"a {type(record['id']).__name__}"
+        raise ReplayError(f"{path}:{lineno}: 'id' must be a string, not {shown}")
     return record
 
 
