@@ -21,6 +21,7 @@ from pytest_bfcl.redact import (
     register_secret_env,
     register_secrets_in_args,
     register_secrets_in_url,
+    url_credentials,
 )
 
 DEFAULT_CATEGORIES = "all_scoring"
@@ -652,7 +653,21 @@ def _cross_checks(values: dict[str, Any]) -> list[str]:
         )
     if values.get("server_cmd") and values.get("base_urls"):
         problems.append("--bfcl-server-cmd and --bfcl-base-url exclude each other")
+    problems += [
+        credentials_problem(masked, "--bfcl-base-url")
+        for url in values.get("base_urls", ())
+        if (masked := url_credentials(url)) is not None
+    ]
     return problems
+
+
+def credentials_problem(masked_url: str, where: str) -> str:
+    """Why a base URL with user information is refused, and where the key belongs."""
+    return (
+        f"{where} {masked_url} holds credentials (user:password@): they would go out as HTTP "
+        "Basic authentication in place of the API key; put the key in $OPENAI_API_KEY, or "
+        "name the variable that holds it with --bfcl-api-key-env"
+    )
 
 
 def _words(text: str) -> list[str]:

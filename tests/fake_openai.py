@@ -10,6 +10,7 @@ rest; and it can stop answering after a number of requests (``stall_after``)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
@@ -268,6 +269,12 @@ class FakeOpenAI:
                     return None
                 if fault in _NOT_COMPLETIONS:  # a gateway's 200 without a model message
                     return self._send(200, _NOT_COMPLETIONS[fault])
+                if fault == "echo_auth":  # a refusal quoting the key, encoded and cut short
+                    header = str(self.headers.get("Authorization"))
+                    encoded = base64.b64encode(header.encode()).decode()
+                    key = header.removeprefix("Bearer ")
+                    text = f"refused credentials {encoded}; key {key[:14]}... is unknown"
+                    return self._send(400, {"error": {"message": text}})
                 if fault == "context":  # the history is longer than the model's window
                     return self._send(400, CONTEXT_REFUSAL)
                 if fault == "huge" or fake.always == "huge":

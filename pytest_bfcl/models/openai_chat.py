@@ -42,7 +42,9 @@ from pytest_bfcl.models.function_docs import (
     to_openai_tools,
     with_language_hints,
 )
+from pytest_bfcl.redact import url_credentials
 from pytest_bfcl.scoring import CONTEXT_EXCEEDED, TRUNCATED, ScoringOptions
+from pytest_bfcl.settings import credentials_problem
 from pytest_bfcl.web.transport import (
     Cancel,
     bounded_client,
@@ -371,7 +373,12 @@ class OpenAIChatModel:
 
     def _replica(self, base_url: str | None) -> Replica:
         key = os.environ.get(self.settings.api_key_env) or "EMPTY"  # local servers need none
-        return Replica(resolved_base_url(base_url), request_headers(key))
+        url = resolved_base_url(base_url)
+        masked = url_credentials(url)
+        if masked is not None:  # $OPENAI_BASE_URL (the option's value is checked earlier)
+            where = "--bfcl-base-url" if base_url else "$OPENAI_BASE_URL"
+            raise SetupError(credentials_problem(masked, where))
+        return Replica(url, request_headers(key))
 
     def metadata(self) -> dict[str, Any]:
         s = self.settings
