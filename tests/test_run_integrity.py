@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -456,3 +457,93 @@ def test_bfcl_marker_without_a_model_says_what_is_missing(pytester):
     result = pytester.runpytest("-m", "bfcl", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     assert "no --bfcl-model was given" in result.stdout.str()
+
+
+# -- disk faults: one line each, the run goes on, nothing computed is lost ----------------------
+
+DISK_FAULTS = '''
+import errno, os
+import pytest_bfcl.models.cache as cache
+import pytest_bfcl.run.results_dir as results_dir
+
+class HalfWrites:
+    """os for the results writer: its 5th write puts half the line on disk, then the disk
+    is full."""
+    calls = 0
+    def __getattr__(self, name):
+        return getattr(os, name)
+    def write(self, fd, data):
+        HalfWrites.calls += 1
+        if HalfWrites.calls >= 5:
+            os.write(fd, bytes(data[: len(data) // 2]))
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return os.write(fd, data)
+
+results_dir.os = HalfWrites()
+real_write = cache._write_atomic
+stored = []
+def read_only_after_two(path, record):
+    if len(stored) >= 2:
+        raise OSError(errno.EROFS, "Read-only file system")
+    stored.append(path)
+    real_write(path, record)
+cache._write_atomic = read_only_after_two
+'''
+
+
+def test_disk_faults_are_one_line_each_and_the_run_goes_on(
+    pytester, dataset, data_source, tmp_path
+):
+    from fake_openai import FakeOpenAI
+
+    pytester.makeconftest(DISK_FAULTS)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    with FakeOpenAI(dataset, ["live_parallel"]) as fake:
+        result = pytester.runpytest_subprocess(
+            "--bfcl-model=test-model",
+            f"--bfcl-base-url={fake.base_url}",
+            "--bfcl-category=live_parallel",
+            f"--bfcl-data={data_source.data_dir}",
+            "--bfcl-concurrency=1",
+            f"--bfcl-results-dir={tmp_path / 'results'}",
+            f"--bfcl-cache-dir={tmp_path / 'cache'}",
+            f"--bfcl-report={blocker / 'report.json'}",
+            f"--bfcl-html={tmp_path / 'report.html'}",
+            "--bfcl-min-score=live_parallel=50",
+            "-p",
+            "no:cacheprovider",
+        )
+    out = result.stdout.str() + result.stderr.str()
+    assert result.parseoutcomes() == {"passed": 16, "warnings": 2}, out[-3000:]
+    assert result.ret == pytest.ExitCode.OK, out[-3000:]
+    assert "Traceback" not in out and "INTERNALERROR" not in out
+    # one message per place, naming the path and the error
+    assert len(re.findall(r"cannot write the results directory at \S+: \[Errno 28\]", out)) == 1
+    assert "(ENOSPC)" in out
+    assert len(re.findall(r"cannot write the response cache at \S+: \[Errno 30\]", out)) == 1
+    assert re.search(r"JSON report +\S+report.json: \[Errno (17|20)\] .* \(E(EXIST|NOTDIR)\)", out)
+    # the score table, the gate and the reports that could be written are all there
+    assert "BFCL V4 scores" in out and "BFCL gate: passed" in out
+    assert "BFCL files not written" in out and (tmp_path / "report.html").is_file()
+    # the results file holds the whole lines written before the disk filled, no half line
+    stored = next((tmp_path / "results").rglob("BFCL_v4_live_parallel_result.json")).read_bytes()
+    assert stored.endswith(b"\n") and len(stored.splitlines()) == 4
+    assert all(json.loads(line)["id"] for line in stored.splitlines())
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == 2
+
+
+def test_a_results_directory_under_a_file_is_one_warning(pytester, common, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    result = pytester.runpytest_subprocess(
+        "--bfcl-model=oracle", "--bfcl-category=simple_javascript",
+        f"--bfcl-results-dir={blocker / 'results'}", f"--bfcl-save-baseline={blocker / 'b.json'}",
+        *common,
+    )  # fmt: skip
+    out = result.stdout.str() + result.stderr.str()
+    assert result.parseoutcomes() == {"passed": 50, "warnings": 1}, out[-3000:]
+    assert result.ret == pytest.ExitCode.OK
+    assert out.count("cannot write the results directory at") == 1 and "Traceback" not in out
+    assert re.search(r"baseline +\S+b.json: \[Errno (17|20)\] ", out)
+    assert "BFCL V4 scores" in out

@@ -17,7 +17,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from pytest_bfcl.files import content_key
+from pytest_bfcl.files import WritePlace, content_key
 
 
 def cache_key(data: Any) -> str:
@@ -83,6 +83,7 @@ class ResponseCache:
         self.directory = directory
         self.refresh = refresh  # ignore what is stored, overwrite with new responses
         self.unusable: set[Path] = set()  # files warned about (once each)
+        self.place = WritePlace("response cache")
         self._lock = threading.Lock()
 
     def _path(self, key: str) -> Path:
@@ -118,4 +119,12 @@ class ResponseCache:
         )
 
     def put(self, key: str, record: dict[str, Any]) -> None:
-        _write_atomic(self._path(key), record)
+        """Store a record; a full or read-only disk stops the cache's writes with one warning
+        (the answers are still scored, a rerun asks again)."""
+        if self.place.stopped:
+            return
+        path = self._path(key)
+        try:
+            _write_atomic(path, record)
+        except OSError as exc:
+            self.place.failed(path, exc)
