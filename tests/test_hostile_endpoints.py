@@ -416,6 +416,11 @@ def test_lone_surrogates_are_failures_end_to_end(pytester, server, dataset, tmp_
         f"--bfcl-base-url={server.base_url}",
         "--bfcl-category=live_irrelevance",
         f"--bfcl-cache-dir={tmp_path / 'cache'}",
+        f"--bfcl-results-dir={tmp_path / 'results'}",
+        f"--bfcl-report={tmp_path / 'report.json'}",
+        f"--bfcl-html={tmp_path / 'report.html'}",
+        f"--bfcl-save-baseline={tmp_path / 'baseline.json'}",
+        f"--junitxml={tmp_path / 'junit.xml'}",
         "-k",
         prefix,
         "-p",
@@ -427,6 +432,15 @@ def test_lone_surrogates_are_failures_end_to_end(pytester, server, dataset, tmp_
         -3000:
     ]
     assert "irrelevance_error:decoder_success" in result.stdout.str()
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    # stored escaped, whole: every entry's record, the surrogate's included
+    stored = next((tmp_path / "results").rglob("BFCL_v4_live_irrelevance_result.json"))
+    records = {r["id"]: r for r in map(json.loads, stored.read_text("utf-8").splitlines())}
+    assert list(records[entry.id]["result"][0].values()) == ['{"a": "\ud800"}']
+    assert "\\ud800" in stored.read_text("utf-8")  # escaped in the file
+    assert len(records) == sum(1 for e in dataset.entries("live_irrelevance") if prefix in e.id)
+    for name in ("report.json", "report.html", "baseline.json", "junit.xml"):
+        assert (tmp_path / name).is_file(), name
 
 
 def test_a_context_refusal_fails_its_entry_with_one_summary_line(
