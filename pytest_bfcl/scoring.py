@@ -31,3 +31,6 @@ TRUNCATED = "response_too_large"
 # the answer), never scored by content.
 CONTEXT_EXCEEDED = "context_length_exceeded"
 CONTEXT_ERROR_TYPE = "request:context_length"  # the verdict's error type for such an entry
+# The finish reason of a conversation that outgrew --bfcl-max-entry-bytes: the model's failure.
+ENTRY_BUDGET_EXCEEDED = "entry_budget_exceeded"
+ENTRY_BUDGET_ERROR_TYPE = "entry:budget_exceeded"

@@ -131,6 +131,9 @@ class Settings(BaseModel):
     concurrency: int = 8
     # the largest answer read from a server (8 MiB); a longer one is cut and fails the entry
     max_response_bytes: int = 8 * 2**20
+    # the largest conversation one entry may hold and resend (16 MiB, several times any model's
+    # context window); one that outgrows it ends as the model's failure
+    max_entry_bytes: int = 16 * 2**20
     cache_dir: Path = Path(".bfcl-cache")
     no_cache: bool = False
     refresh: bool = False
@@ -538,6 +541,7 @@ RULES: dict[str, Rule] = {
     "retries": whole(0),
     "concurrency": whole(1),
     "max_response_bytes": whole(1),
+    "max_entry_bytes": whole(1024),
     "cache_dir": DIR_TO_WRITE,
     "no_cache": SWITCH,
     "refresh": SWITCH,

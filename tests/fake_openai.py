@@ -79,6 +79,7 @@ class FakeOpenAI:
         self.chat_fault: str | None = None  # a fault applied to every chat request only
         self.served_models = ["test-model", "bench-model"]  # listed on GET /models
         self.huge_bytes = 50_000_000  # size of a "huge" answer
+        self.flood = (37, 199_000)  # a "flood" answer: this many calls of this many characters
         self.patch: dict[str, Any] = {}  # fields merged into every completion (odd shapes)
         self.requests: Counter[str] = Counter()  # entry id -> requests received
         self.authorizations: list[str] = []  # the Authorization header of each chat request
@@ -279,7 +280,7 @@ class FakeOpenAI:
                     return self._send(400, CONTEXT_REFUSAL)
                 if fault == "huge" or fake.always == "huge":
                     return self._send_huge(body)
-                completion = fake.completion(body, answer[fake.mode], fake.mode, fault)
+                completion = fake.completion(body, answer[fake.mode], fake.mode, fault, fake.flood)
                 completion.update(fake.patch)
                 self._send(200, completion)
                 fake.last_answer = time.time()
@@ -325,10 +326,29 @@ class FakeOpenAI:
 
     @staticmethod
     def completion(
-        body: dict[str, Any], result: Any, mode: str, fault: str | None
+        body: dict[str, Any],
+        result: Any,
+        mode: str,
+        fault: str | None,
+        flood: tuple[int, int] = (37, 199_000),
     ) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": None}
-        if fault == "malformed":
+        if fault == "flood":  # many calls with long arguments, each under the answer cap
+            name = body["tools"][0]["function"]["name"] if body.get("tools") else "f"
+            count, size = flood
+            arguments = json.dumps({"x": "a" * size})
+            message["tool_calls"] = [
+                {
+                    "id": f"c{i}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                }
+                for i in range(count)
+            ]
+            if mode != "fc":
+                message["tool_calls"] = None
+                message["content"] = "[" + ", ".join([f"{name}(x='{'a' * size}')"] * count) + "]"
+        elif fault == "malformed":
             name = body["tools"][0]["function"]["name"] if body.get("tools") else "f"
             message["tool_calls"] = [
                 {

@@ -499,6 +499,40 @@ def test_a_conversation_that_outgrows_the_window_is_a_failure(
     assert len(records) == 1 and "context window" in records[0]["result"]  # written whole
 
 
+@pytest.mark.parametrize("mode", ["fc", "prompt"])
+def test_a_conversation_that_outgrows_its_budget_is_a_failure(
+    pytester, dataset, data_source, tmp_path, mode
+):
+    entry = dataset.entries("multi_turn_base")[0]
+    with FakeOpenAI(dataset, ["multi_turn_base"], mode=mode) as fake:
+        fake.flood = (10, 50_000)  # about 500 kB an answer, every step calls again
+        fake.faults = {entry.id: ["flood"] * 30}
+        result = pytester.runpytest_subprocess(
+            "--bfcl-model=test-model",
+            f"--bfcl-base-url={fake.base_url}",
+            f"--bfcl-mode={mode}",
+            "--bfcl-category=multi_turn_base",
+            f"--bfcl-data={data_source.data_dir}",
+            f"--bfcl-results-dir={tmp_path / 'results'}",
+            f"--bfcl-cache-dir={tmp_path / 'cache'}",
+            "--bfcl-max-entry-bytes=1500000",
+            "-k",
+            entry.id,
+            "-p",
+            "no:cacheprovider",
+            timeout=300,
+        )
+        assert fake.requests[entry.id] == 3  # the third answer would take it over: no more
+    out = result.stdout.str()
+    outcomes = result.parseoutcomes()
+    assert (outcomes.get("failed"), outcomes.get("errors", 0)) == (1, 0), out[-3000:]
+    assert f"{entry.id} [multi_turn_base] entry:budget_exceeded" in out
+    assert "budget of 1500000 bytes (--bfcl-max-entry-bytes)" in out
+    stored = next((tmp_path / "results").rglob("BFCL_v4_multi_turn_base_result.json"))
+    record = json.loads(stored.read_text())
+    assert "outgrew its budget" in record["result"] and stored.stat().st_size < 4_000_000
+
+
 # -- web tools --------------------------------------------------------------------------------
 
 
