@@ -191,3 +191,28 @@ def test_flooding_conversations_stay_within_their_budget(tmp_path):
     assert "4 failed" in done.stdout, done.stdout[-2000:]
     assert requests == 12  # 3 answers each, then the budget ends the conversation
     assert peak_mb < FLOOD_PEAK_MB, f"peak {peak_mb:.0f} MB"
+
+
+def test_a_300_mb_result_line_is_never_held_whole(tmp_path):
+    """Before result lines were capped, a 300 MB line took 0.94 GB of memory to replay."""
+    import resource
+
+    path = tmp_path / "results" / "non_live" / "BFCL_v4_simple_python_result.json"
+    path.parent.mkdir(parents=True)
+    with path.open("w") as fh:
+        fh.write('{"id": "simple_python_0", "result": "')
+        for _ in range(300):
+            fh.write("x" * 2**20)
+        fh.write('"}\n{"id": "simple_python_1", "result": []}\n')
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no",
+         f"--bfcl-model=replay:{tmp_path / 'results'}", "--bfcl-category=simple_python",
+         "-k", "simple_python_0 or simple_python_1", "--rootdir", str(tmp_path), str(tmp_path)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    elapsed = time.perf_counter() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"\n300 MB result line: {elapsed:.1f} s, peak {peak_mb:.0f} MB")
+    assert "2 failed" in done.stdout, done.stdout[-2000:]
+    assert peak_mb < 600, f"peak {peak_mb:.0f} MB"

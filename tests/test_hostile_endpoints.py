@@ -6,6 +6,7 @@ safety nets only; how long a stop takes is measured in benchmarks/test_stalled_s
 from __future__ import annotations
 
 import json
+import os
 import threading
 import warnings
 
@@ -330,6 +331,47 @@ def test_a_bad_cache_file_is_a_miss_warned_once(server, texts, task, tmp_path, c
             assert not model.generate(task).cached  # asked again, file replaced
     assert [str(w.message).count(str(path)) for w in caught if w.category is CacheWarning] == [1]
     assert model.generate(task).cached
+
+
+@pytest.mark.parametrize("content", ['{"result": {"calls": 1}}', '{"result": [["f", "{}"]]}',
+                                     '{"result": [{"f": "{}", "g": "{}"}]}',
+                                     '{"result": "", "tool_call_ids": [1]}'])  # fmt: skip
+def test_a_cache_record_no_server_could_produce_is_a_miss(server, texts, task, tmp_path, content):
+    cache = ResponseCache(tmp_path / "cache")
+    model = model_for(server, texts, cache=cache)
+    model.generate(task)
+    path = next((tmp_path / "cache").rglob("*.json"))
+    path.write_text(content)
+    with pytest.warns(CacheWarning, match="not what a server answers|not all text|is a dict"):
+        again = model.generate(task)
+    assert not again.cached and model.generate(task).cached  # asked again, then replaced
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "directory", "oversized"])
+def test_a_cache_record_that_is_no_regular_file_is_a_miss_warned_once(
+    server, texts, task, tmp_path, kind
+):
+    cache = ResponseCache(tmp_path / "cache", max_bytes=100_000)
+    model = model_for(server, texts, cache=cache)
+    model.generate(task)
+    path = next((tmp_path / "cache").rglob("*.json"))
+    path.unlink()
+    if kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path.write_text('{"result": "' + "x" * 200_000 + '"}')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcomes = [in_thread(lambda: model.generate(task), safety_s=30) for _ in range(2)]
+    assert all(kind_ == "ok" for kind_, _ in outcomes) and not outcomes[0][1].cached
+    assert outcomes[1][1].cached is (kind != "directory")  # replaced by a regular file
+    messages = [str(w.message) for w in caught if w.category is CacheWarning]
+    assert len(messages) == 1 and str(path) in messages[0] and "\n" not in messages[0]
+    assert cache.place.failure is None  # one record's place, not the cache's
 
 
 # -- the server refuses us: one stop naming the fix -------------------------------------------

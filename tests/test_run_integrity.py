@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from result_files import write_oracle_results
 
+from pytest_bfcl.check.oversized import oversized_answer_verdict
 from pytest_bfcl.check.single_turn import ScoringOptions
+from pytest_bfcl.models.base import Task
 from pytest_bfcl.models.replay import ReplayError, ReplayModel
 from pytest_bfcl.report.baseline import BaselineError, load_baseline, save_baseline, tampering
 from pytest_bfcl.report.completeness import incompleteness, top_reason
@@ -547,3 +549,51 @@ def test_a_results_directory_under_a_file_is_one_warning(pytester, common, tmp_p
     assert out.count("cannot write the results directory at") == 1 and "Traceback" not in out
     assert re.search(r"baseline +\S+b.json: \[Errno (17|20)\] ", out)
     assert "BFCL V4 scores" in out
+
+
+# -- replay files read bounded -------------------------------------------------------------------
+
+
+def test_an_over_long_result_line_is_the_models_failure_never_held_whole(tmp_path, dataset):
+    path = tmp_path / "non_live" / "BFCL_v4_multiple_result.json"
+    path.parent.mkdir(parents=True)
+    huge = json.dumps({"id": "multiple_1", "result": "x" * 3_000_000})
+    path.write_text(
+        '{"id": "multiple_0", "result": []}\n' + huge + '\n{"id": "multiple_2", "result": []}\n'
+    )
+    model = ReplayModel(tmp_path, ScoringOptions("fc", True), max_line_bytes=1_000_000)
+    records = model.records("multiple")
+    assert sorted(records) == ["multiple_0", "multiple_1", "multiple_2"]  # the next line is read
+    entry = next(e for e in dataset.entries("multiple") if e.id == "multiple_1")
+    generation = model.generate(Task(entry, None))
+    assert generation.finish_reason == "response_too_large"
+    assert generation.result.startswith("[the stored result was cut: its line is longer than")
+    verdict = oversized_answer_verdict(generation, "multiple")
+    assert verdict is not None and not verdict.valid
+
+
+def test_an_over_long_line_without_its_id_first_names_file_and_line(tmp_path):
+    path = tmp_path / "non_live" / "BFCL_v4_multiple_result.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"result": "' + "x" * 2_000_000 + '", "id": "multiple_0"}\n')
+    model = ReplayModel(tmp_path, ScoringOptions("fc", True), max_line_bytes=1_000_000)
+    with pytest.raises(
+        ReplayError, match=r"BFCL_v4_multiple_result.json:1: the line is longer than 1000000 bytes"
+    ):
+        model.preflight(["multiple"])
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "directory"])
+def test_a_result_file_that_is_no_regular_file_is_one_error_naming_it(tmp_path, kind):
+    path = tmp_path / "non_live" / "BFCL_v4_multiple_result.json"
+    path.parent.mkdir(parents=True)
+    (tmp_path / "non_live" / "BFCL_v4_simple_python_result.json").write_text("")
+    if kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    model = ReplayModel(tmp_path, ScoringOptions("fc", True))
+    with pytest.raises(ReplayError, match=f"{path} is not a regular file"):
+        model.preflight(["multiple"])
