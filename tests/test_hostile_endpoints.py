@@ -267,6 +267,9 @@ def test_a_context_refusal_is_the_models_failure_and_not_cached(server, texts, t
         (422, "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096", True),
         (400, "prompt is too long: 210000 tokens > 200000 maximum", True),
         (400, "unknown field 'tools'", False),
+        (400, "Invalid 'tools': array too long. Expected an array with maximum length 128", False),
+        (400, "max_tokens must be <= 4096", False),
+        (400, "This model's maximum context length is 8192 tokens", True),
         (500, "maximum context length exceeded", False),
     ],
 )

@@ -75,9 +75,9 @@ _MAX_TOKENS = 10**12  # a token count beyond this is not a count
 # llama.cpp, TGI, gateways), answered with one of these statuses.
 _CONTEXT_STATUSES = (400, 413, 422)
 _CONTEXT_WORDS = re.compile(
-    r"context[ _-]?(length|window|size)|maximum (model |sequence |input )?length|max_model_len"
+    r"context[ _-]?(length|window|size)|maximum model length|max_model_len"
     r"|prompt is too long|input is too long|too many (input |prompt )?tokens"
-    r"|exceeds? the (available |maximum )?context|must be <= \d+",
+    r"|tokens \+ `?max_new_tokens`? must be <=",
     re.IGNORECASE,
 )
 
