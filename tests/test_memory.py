@@ -411,3 +411,35 @@ def test_a_lone_surrogate_is_embedded_as_a_replacement_character(vector_ready):
 
     vectors = vector_ready.embed(["tea \ud800", "tea \ufffd"])
     assert np.allclose(vectors[0], vectors[1], atol=1e-5)  # one batch: equal up to padding
+
+
+def test_snapshots_that_cannot_be_written_are_one_warning_and_the_flow_goes_on(tmp_path):
+    from pytest_bfcl.files import DiskWarning
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    runner = CountingRunner()
+    chain = lambda cat, sc: [prereq(sc, 0), prereq(sc, 1)]  # noqa: E731
+    flow = MemoryFlow(chain, runner, blocker / "results", "session-1")
+    with pytest.warns(DiskWarning) as caught:
+        first = flow.final_snapshot("memory_kv", "student")
+        second = flow.final_snapshot("memory_kv", "finance")
+    assert first == {"facts": [prereq("student", k).id for k in range(2)]}
+    assert second is not None and len(runner.calls) == 4
+    assert len(caught) == 1 and "cannot write the memory snapshots at" in str(caught[0].message)
+
+
+def test_a_failed_snapshot_write_leaves_no_marker_for_other_workers(tmp_path, monkeypatch):
+    import errno
+
+    import pytest_bfcl.run.memory_flow as memory_flow
+    from pytest_bfcl.files import DiskWarning
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(memory_flow, "write_json_atomic", full)
+    flow = MemoryFlow(lambda cat, sc: [prereq(sc, 0)], CountingRunner(), tmp_path, "session-1")
+    with pytest.warns(DiskWarning, match=r"\[Errno 28\] No space left on device \(ENOSPC\)"):
+        assert flow.final_snapshot("memory_kv", "student") == {"facts": [prereq("student", 0).id]}
+    assert not list(tmp_path.rglob("*.session"))  # a later worker runs them itself
