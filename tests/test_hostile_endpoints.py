@@ -561,6 +561,9 @@ def test_a_conversation_that_outgrows_its_budget_is_a_failure(
             f"--bfcl-results-dir={tmp_path / 'results'}",
             f"--bfcl-cache-dir={tmp_path / 'cache'}",
             "--bfcl-max-entry-bytes=1500000",
+            f"--bfcl-html={tmp_path / 'report.html'}",
+            f"--bfcl-report={tmp_path / 'report.json'}",
+            f"--junitxml={tmp_path / 'junit.xml'}",
             "-k",
             entry.id,
             "-p",
@@ -576,6 +579,9 @@ def test_a_conversation_that_outgrows_its_budget_is_a_failure(
     stored = next((tmp_path / "results").rglob("BFCL_v4_multi_turn_base_result.json"))
     record = json.loads(stored.read_text())
     assert "outgrew its budget" in record["result"] and stored.stat().st_size < 4_000_000
+    assert "Traceback" not in out + result.stderr.str()
+    assert "entry:budget_exceeded" in (tmp_path / "junit.xml").read_text()
+    assert (tmp_path / "report.html").is_file() and (tmp_path / "report.json").is_file()
 
 
 # -- web tools --------------------------------------------------------------------------------
