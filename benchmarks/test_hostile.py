@@ -10,7 +10,11 @@ the bounds, several of these did not end at all (a float precision of 1e9, a lis
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +28,7 @@ from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.decode import DecodeError, PromptFormat, decode_prompting_ast
 from pytest_bfcl.decode.limits import MAX_CONVERTED_CHARS, MAX_TEXT_CHARS
 
+TESTS = Path(__file__).resolve().parents[1] / "tests"
 HOSTILE_TARGET_S = 5.0
 # The heaviest work a stored multi-turn result may ask for: every call it is allowed (500)
 # scanning the largest file one call can write. Bounded, but not small: about 3 s unloaded.
@@ -147,3 +152,67 @@ def test_environment_calls_each_scanning_the_largest_file(benchmark):
         return env.execute([compare] * (MAX_EXECUTED_CALLS - 2))[-1]
 
     assert _timed(benchmark, run, HEAVIEST_EXECUTION_TARGET_S) == '{"diff_lines": ""}'
+
+
+# -- a conversation flooding its history (a real session, peak memory) ---------------------------
+
+# 4 multi-turn entries, each step answering 37 calls of 199,000 characters (7.4 MB, under the
+# 8 MiB answer cap) for as long as it is asked: before --bfcl-max-entry-bytes one entry alone
+# reached 1.3 GB and 4 entries 7 GB. Now each ends after 3 answers (16 MiB budget), and the
+# session's peak stays near the budget times the entries in flight.
+FLOOD_PEAK_MB = 1024
+
+
+def test_flooding_conversations_stay_within_their_budget(tmp_path):
+    import resource
+
+    sys.path.insert(0, str(TESTS))
+    from fake_openai import FakeOpenAI
+
+    dataset = Dataset(ensure_pinned_data())
+    entries = [e.id for e in dataset.entries("multi_turn_base")[:4]]
+    with FakeOpenAI(dataset, ["multi_turn_base"]) as fake:
+        fake.faults = {entry: ["flood"] * 21 for entry in entries}
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no",
+             "--bfcl-model=test-model", f"--bfcl-base-url={fake.base_url}",
+             "--bfcl-category=multi_turn_base", f"--bfcl-results-dir={tmp_path / 'results'}",
+             f"--bfcl-cache-dir={tmp_path / 'cache'}", "-k", " or ".join(entries),
+             "--rootdir", str(tmp_path), str(tmp_path)],
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        elapsed = time.perf_counter() - started
+        requests = sum(fake.requests[e] for e in entries)
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    stored = sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file()) / 2**20
+    print(f"\n4 flooding entries: {elapsed:.1f} s, {requests} requests, peak {peak_mb:.0f} MB, "
+          f"{stored:.0f} MB written")  # fmt: skip
+    assert "4 failed" in done.stdout, done.stdout[-2000:]
+    assert requests == 12  # 3 answers each, then the budget ends the conversation
+    assert peak_mb < FLOOD_PEAK_MB, f"peak {peak_mb:.0f} MB"
+
+
+def test_a_300_mb_result_line_is_never_held_whole(tmp_path):
+    """Before result lines were capped, a 300 MB line took 0.94 GB of memory to replay."""
+    import resource
+
+    path = tmp_path / "results" / "non_live" / "BFCL_v4_simple_python_result.json"
+    path.parent.mkdir(parents=True)
+    with path.open("w") as fh:
+        fh.write('{"id": "simple_python_0", "result": "')
+        for _ in range(300):
+            fh.write("x" * 2**20)
+        fh.write('"}\n{"id": "simple_python_1", "result": []}\n')
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no",
+         f"--bfcl-model=replay:{tmp_path / 'results'}", "--bfcl-category=simple_python",
+         "-k", "simple_python_0 or simple_python_1", "--rootdir", str(tmp_path), str(tmp_path)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    elapsed = time.perf_counter() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"\n300 MB result line: {elapsed:.1f} s, peak {peak_mb:.0f} MB")
+    assert "2 failed" in done.stdout, done.stdout[-2000:]
+    assert peak_mb < 600, f"peak {peak_mb:.0f} MB"

@@ -3,10 +3,15 @@ snapshots, reports): content keys and atomic JSON writes."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import re
+import stat
 import tempfile
+import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -28,17 +33,112 @@ def content_key(data: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def json_bytes(payload: Any, indent: int | None = None, default: Any = None) -> bytes:
+    """UTF-8 JSON of ``payload``. One that holds lone surrogates (a model's answer can), which
+    UTF-8 cannot encode, is written with ASCII escapes instead: read back exactly."""
+    text = json.dumps(payload, indent=indent, ensure_ascii=False, default=default)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(payload, indent=indent, ensure_ascii=True, default=default).encode()
+
+
 def write_json_atomic(path: Path, payload: Any, indent: int | None = 2) -> None:
     """Write via a temporary file and rename, so a killed run never leaves half a file
     (readers see the old content or the new, and concurrent writers never mix)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    data = json_bytes(payload, indent) + b"\n"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp's 0600 would make the files unreadable to others
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=indent, ensure_ascii=False)
-            fh.write("\n")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+class DiskWarning(UserWarning):
+    """A place the run writes to failed (a full or read-only disk): nothing more is written
+    there; the run goes on."""
+
+
+def os_error_text(exc: OSError) -> str:
+    """``[Errno 28] No space left on device (ENOSPC)``: the number, the words, the name."""
+    name = errno.errorcode.get(exc.errno or 0)
+    words = exc.strerror or str(exc)
+    return f"[Errno {exc.errno}] {words}" + (f" ({name})" if name else "")
+
+
+class WritePlace:
+    """One place the run writes to (the results directory, the response cache). Its first
+    failed write (ENOSPC, EROFS, EACCES, ...) stops further writes there, with one warning
+    naming the path and the error: the run goes on scoring, instead of an error per entry."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.failure: str | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def stopped(self) -> bool:
+        return self.failure is not None
+
+    def failed(self, path: Path, exc: OSError) -> None:
+        with self._lock:
+            if self.failure is not None:
+                return
+            self.failure = (
+                f"pytest-bfcl: cannot write the {self.what} at {path}: {os_error_text(exc)}; "
+                "nothing more is written there in this run (scoring goes on)"
+            )
+        warnings.warn(self.failure, DiskWarning, stacklevel=3)
+
+
+# JSON strings, escapes included (one unambiguous pass: linear time on any text).
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+
+
+def json_depth(text: str) -> int:
+    """How deeply the arrays and objects of a JSON text nest (brackets inside strings do not
+    count), found without parsing: a text nested past the parser's recursion limit makes
+    ``json.loads`` raise ``RecursionError``, after using a deep C stack."""
+    brackets = _NOT_BRACKETS.sub("", _JSON_STRING.sub("", text))
+    depth = deepest = 0
+    for char in brackets:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def loads_bounded(text: str, max_depth: int) -> Any:
+    """``json.loads`` of a text nested at most ``max_depth`` deep; ``ValueError`` otherwise."""
+    depth = json_depth(text)
+    if depth > max_depth:
+        raise ValueError(f"nested {depth} deep (at most {max_depth})")
+    return json.loads(text)
+
+
+def read_regular_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes``, read without trusting it: a FIFO
+    would block, a device (``/dev/zero``) never ends, a directory is no file. ``OSError`` with
+    what is wrong otherwise (the caller names the file)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        if info.st_size > max_bytes:
+            raise OSError(errno.EFBIG, f"larger than {max_bytes} bytes ({info.st_size})")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:  # it grew while read
+        raise OSError(errno.EFBIG, f"larger than {max_bytes} bytes")
+    return data

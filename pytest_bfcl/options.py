@@ -159,6 +159,12 @@ OPTIONS: tuple[Option, ...] = (
         "max_response_bytes",
         "largest answer read from a server; a longer one is the model's failure (default 8 MiB)",
     ),
+    Option(
+        "--bfcl-max-entry-bytes",
+        "max_entry_bytes",
+        "largest conversation one entry may hold and resend (history, results, executed "
+        "calls' output); a conversation that outgrows it is the model's failure (default 16 MiB)",
+    ),
     Option("--bfcl-cache-dir", "cache_dir", "response cache (default .bfcl-cache)"),
     Option("--bfcl-no-cache", "no_cache", "neither read nor write the response cache", "flag"),
     Option("--bfcl-refresh", "refresh", "ignore cached responses and store new ones", "flag"),

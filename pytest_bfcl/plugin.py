@@ -53,10 +53,56 @@ def _option_values(config: pytest.Config) -> dict[str, Any]:
     return values
 
 
+def _ini_keys(config: pytest.Config) -> list[str]:
+    """The ``bfcl_*`` keys of the ini file; an unknown one is a usage error (a misspelt
+    ``bfcl_modle`` would leave the plugin silently off), with the closest known key."""
+    known = {opt.ini for opt in OPTIONS}
+    # pytest 9 deprecates the public ``inicfg`` (a proxy of ``_inicfg``); older ones have only it
+    values = getattr(config, "_inicfg", None)
+    keys = [str(k) for k in (values if values is not None else config.inicfg) if k[:5] == "bfcl_"]
+    for key in keys:
+        if key not in known:
+            import difflib
+
+            close = difflib.get_close_matches(key, sorted(known), n=2)
+            hint = f"; did you mean {' or '.join(close)}?" if close else ""
+            raise pytest.UsageError(f"pytest-bfcl: unknown ini key {key!r} in {_ini(config)}{hint}")
+    return keys
+
+
+def _ini(config: pytest.Config) -> str:
+    return str(config.inipath) if config.inipath else "the ini options (-o)"
+
+
+def _without_a_model(config: pytest.Config, ini_keys: list[str]) -> str | None:
+    """Why BFCL options without a model are a usage error: the gate they configure would never
+    run, and the run would pass. ``-p no:bfcl`` leaves the plugin out on purpose."""
+    given = [o for o in OPTIONS if config.getoption(o.ini, default=None) not in (None, [])]
+    flags = [o.flag for o in given if o.name != "model"]
+    if flags:
+        return (
+            f"pytest-bfcl: {', '.join(flags)} given without a model (--bfcl-model is missing "
+            "or empty): no BFCL entry would run and no gate would decide; add "
+            "--bfcl-model=NAME (oracle, replay:DIR, an endpoint's model)"
+        )
+    ini_keys = [key for key in ini_keys if key != "bfcl_model"]
+    if ini_keys:
+        return (
+            f"pytest-bfcl: {', '.join(ini_keys)} set in {_ini(config)} without a model "
+            "(--bfcl-model or bfcl_model): no BFCL entry would run and no gate would decide; "
+            "give a model, or leave the plugin out of this run with -p no:bfcl"
+        )
+    return None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     register_markers(config, CATEGORIES.values())
+    ini_keys = _ini_keys(config)
     values = _option_values(config)
     if not values["model"]:
+        problem = _without_a_model(config, ini_keys)
+        if problem:
+            raise pytest.UsageError(problem)
         return
     from pytest_bfcl import session  # the engine, only for runs that use it
 

@@ -13,7 +13,9 @@ Two ways to recognise a secret, used together:
   of ``?api_key=`` / ``&token=`` style query parameters.
 
 Values shorter than :data:`MIN_SECRET_LENGTH` are not treated as secrets, so that a variable
-set to ``1`` or ``dev`` does not mask every ``1`` in a report.
+set to ``1`` or ``dev`` does not mask every ``1`` in a report. What is derived from a value is
+masked with it: its base64 (as a Basic header or a server's echo carries it), and its first
+:data:`PREFIX_LENGTH` characters with whatever follows them (a key quoted cut short).
 """
 
 from __future__ import annotations
@@ -81,6 +83,18 @@ def register_secrets_in_args(args: Iterable[str]) -> None:
     """Register the values of secret flags in a command line (``--api-key X``, ``--x=Y``)."""
     for value in secret_flag_values(list(args)):
         register_secret(value)
+
+
+def url_credentials(url: str) -> str | None:
+    """The URL with its user information masked, when it has any (``user:password@``), else
+    ``None``. httpx would send it as HTTP Basic authentication in place of the API key."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if "@" not in parts.netloc:
+        return None
+    return parts._replace(netloc=f"{MASK}@{parts.netloc.rpartition('@')[2]}").geturl()
 
 
 def register_secrets_in_url(url: str) -> None:
@@ -230,13 +244,44 @@ def _mask_query(match: re.Match[str]) -> str:
     return f"{match['head']}{MASK}" if is_secret_name(match["name"]) else match[0]
 
 
+# A secret's first characters, when it is at least this long, are masked with what follows them
+# (a server that quotes a key cut short, "sk-proj-abcd1234..."): the rest of the key.
+PREFIX_LENGTH = 12
+_PREFIX_MIN_SECRET = 20
+
+
+def derived_forms(value: str) -> list[str]:
+    """What a secret looks like once encoded: its base64 (standard and URL-safe) at each of the
+    three alignments it can have inside a longer encoded text (``user:KEY`` in a Basic
+    header), trimmed to the characters that depend on the secret alone."""
+    import base64
+
+    raw = value.encode("utf-8", "surrogatepass")
+    forms = []
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + raw).decode("ascii")
+        start = -(-8 * shift // 6)  # the first character made of the secret's bits only
+        end = (8 * (shift + len(raw))) // 6
+        core = encoded[start:end]
+        if len(core) >= MIN_SECRET_LENGTH:
+            forms += [core, core.replace("+", "-").replace("/", "_")]
+    return forms
+
+
 @functools.lru_cache(maxsize=32)
 def _value_pattern(values: frozenset[str]) -> re.Pattern[str] | None:
     if not values:
         return None
+    derived = {form for value in values for form in derived_forms(value)} - values
     # longest first, so that a secret containing another is masked whole
-    ordered = sorted(values, key=len, reverse=True)
-    return re.compile("|".join(re.escape(v) for v in ordered))
+    ordered = sorted(values | derived, key=len, reverse=True)
+    prefixes = sorted(
+        {v[:PREFIX_LENGTH] for v in values if len(v) >= _PREFIX_MIN_SECRET}, key=len, reverse=True
+    )
+    # a prefix takes the rest of the word with it: the remaining characters of the key
+    alternatives = [re.escape(v) for v in ordered]
+    alternatives += [re.escape(p) + r"[^\s'\",;]*" for p in prefixes]
+    return re.compile("|".join(alternatives))
 
 
 def redact_text(text: str) -> str:

@@ -26,6 +26,14 @@ class ScoringOptions:
 # The finish reason stored for an answer cut at --bfcl-max-response-bytes (written by the
 # endpoint model, read by the checker that fails such answers).
 TRUNCATED = "response_too_large"
+# The finish reason stored for a request the server refused as longer than the model's context
+# window: the model's failure, as the leaderboard scores it (its handler records the error as
+# the answer), never scored by content.
+CONTEXT_EXCEEDED = "context_length_exceeded"
+CONTEXT_ERROR_TYPE = "request:context_length"  # the verdict's error type for such an entry
+# The finish reason of a conversation that outgrew --bfcl-max-entry-bytes: the model's failure.
+ENTRY_BUDGET_EXCEEDED = "entry_budget_exceeded"
+ENTRY_BUDGET_ERROR_TYPE = "entry:budget_exceeded"
 
 # The version of the verdict rules. Bump it whenever a change of a checker, decoder or
 # executor can turn any entry's verdict: baselines record it, and one recorded under other rules

@@ -289,7 +289,8 @@ class BfclItem(pytest.Item):
             text = explain_failure(excinfo.value.verdict)
             if excinfo.value.regression:
                 text = "REGRESSION (passed in the baseline): " + text
-            return redact_text(text)
+            # a model's lone surrogates escaped (\\ud800): the report stays readable lines
+            return redact_text(text).encode("utf-8", "backslashreplace").decode("utf-8")
         return super().repr_failure(excinfo, style=style)
 
     def _repr_failure_py(

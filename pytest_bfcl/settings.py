@@ -21,6 +21,7 @@ from pytest_bfcl.redact import (
     register_secret_env,
     register_secrets_in_args,
     register_secrets_in_url,
+    url_credentials,
 )
 
 DEFAULT_CATEGORIES = "all_scoring"
@@ -136,6 +137,9 @@ class Settings(BaseModel):
     concurrency: int = 8
     # the largest answer read from a server (8 MiB); a longer one is cut and fails the entry
     max_response_bytes: int = 8 * 2**20
+    # the largest conversation one entry may hold and resend (16 MiB, several times any model's
+    # context window); one that outgrows it ends as the model's failure
+    max_entry_bytes: int = 16 * 2**20
     cache_dir: Path = Path(".bfcl-cache")
     no_cache: bool = False
     refresh: bool = False
@@ -546,6 +550,7 @@ RULES: dict[str, Rule] = {
     "retries": whole(0),
     "concurrency": whole(1),
     "max_response_bytes": whole(1),
+    "max_entry_bytes": whole(1024),
     "cache_dir": DIR_TO_WRITE,
     "no_cache": SWITCH,
     "refresh": SWITCH,
@@ -661,7 +666,21 @@ def _cross_checks(values: dict[str, Any]) -> list[str]:
         )
     if values.get("server_cmd") and values.get("base_urls"):
         problems.append("--bfcl-server-cmd and --bfcl-base-url exclude each other")
+    problems += [
+        credentials_problem(masked, "--bfcl-base-url")
+        for url in values.get("base_urls", ())
+        if (masked := url_credentials(url)) is not None
+    ]
     return problems
+
+
+def credentials_problem(masked_url: str, where: str) -> str:
+    """Why a base URL with user information is refused, and where the key belongs."""
+    return (
+        f"{where} {masked_url} holds credentials (user:password@): they would go out as HTTP "
+        "Basic authentication in place of the API key; put the key in $OPENAI_API_KEY, or "
+        "name the variable that holds it with --bfcl-api-key-env"
+    )
 
 
 def _words(text: str) -> list[str]:

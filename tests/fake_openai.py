@@ -1,7 +1,8 @@
 """A local OpenAI-compatible chat server for tests: it answers each BFCL question with the
 oracle's answer (tool calls or text), multi-turn conversations step by step, and can inject
-faults per entry: 429s, 500s, stalls, dropped connections, malformed tool calls and empty
-choices, and hostile behaviour: bytes dripped slowly, huge bodies, 401/404 on everything, odd
+faults per entry: 429s, 500s, stalls, dropped connections, malformed tool calls, 200s without
+a model message (an error object, no or empty choices, a null message), context-length
+refusals, and hostile behaviour: bytes dripped slowly, huge bodies, 401/404 on everything, odd
 usage values and shapes. It lists its models on GET /models. It listens on 127.0.0.1 only.
 
 Like a server with a fixed batch, it can answer ``capacity`` requests at once and queue the
@@ -9,6 +10,7 @@ rest; and it can stop answering after a number of requests (``stall_after``)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
@@ -43,6 +45,24 @@ def question_key(messages: list[dict[str, Any]]) -> str:
     return json.dumps([m for m in messages if m.get("role") != "system"], sort_keys=True)
 
 
+# 200 answers that hold no model message, by fault name ("empty": choices [] is below).
+_NOT_COMPLETIONS: dict[str, dict[str, Any]] = {
+    "error200": {"error": {"message": "upstream provider returned 502", "code": 502}},
+    "null_choices": {"id": "x", "object": "chat.completion", "choices": None},
+    "no_choices": {"id": "x", "object": "chat.completion"},
+    "null_message": {"choices": [{"index": 0, "message": None, "finish_reason": "stop"}]},
+}
+# vLLM's and OpenAI's answer to a request longer than the model's context window.
+CONTEXT_REFUSAL = {
+    "error": {
+        "message": "This model's maximum context length is 4096 tokens. However, you "
+        "requested 9000 tokens (8000 in the messages, 1000 in the completion).",
+        "type": "invalid_request_error",
+        "code": "context_length_exceeded",
+    }
+}
+
+
 class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # many clients connect at once (the default backlog is 5)
     daemon_threads = True
@@ -59,9 +79,11 @@ class FakeOpenAI:
         self.chat_fault: str | None = None  # a fault applied to every chat request only
         self.served_models = ["test-model", "bench-model"]  # listed on GET /models
         self.huge_bytes = 50_000_000  # size of a "huge" answer
+        self.flood = (37, 199_000)  # a "flood" answer: this many calls of this many characters
         self.patch: dict[str, Any] = {}  # fields merged into every completion (odd shapes)
         self.requests: Counter[str] = Counter()  # entry id -> requests received
         self.authorizations: list[str] = []  # the Authorization header of each chat request
+        self.paths: list[str] = []  # the path (and query) of each chat request
         self.in_flight = self.max_in_flight = 0  # concurrent requests being answered
         self.spans: list[tuple[float, float]] = []  # time.time() each chat request came, left
         self.capacity: int | None = None  # requests answered at once; the rest wait their turn
@@ -216,6 +238,7 @@ class FakeOpenAI:
                 entry_id, answer = fake.answer_for(body)
                 with fake.lock:
                     fake.authorizations.append(str(self.headers.get("Authorization")))
+                    fake.paths.append(self.path)
                     if fake.first_request is None:
                         fake.first_request = time.time()
                     stalled = (
@@ -223,7 +246,7 @@ class FakeOpenAI:
                     )
                     fake.requests[entry_id] += 1
                     pending = fake.faults.get(entry_id, [])
-                    fault = pending.pop(0) if pending else None
+                    fault = pending.pop(0) if pending else fake.chat_fault
                     fake.in_flight += 1
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
                 if stalled:  # it stopped answering: holds the connection, never answers
@@ -245,9 +268,19 @@ class FakeOpenAI:
                     self.close_connection = True
                     self.connection.shutdown(2)
                     return None
+                if fault in _NOT_COMPLETIONS:  # a gateway's 200 without a model message
+                    return self._send(200, _NOT_COMPLETIONS[fault])
+                if fault == "echo_auth":  # a refusal quoting the key, encoded and cut short
+                    header = str(self.headers.get("Authorization"))
+                    encoded = base64.b64encode(header.encode()).decode()
+                    key = header.removeprefix("Bearer ")
+                    text = f"refused credentials {encoded}; key {key[:14]}... is unknown"
+                    return self._send(400, {"error": {"message": text}})
+                if fault == "context":  # the history is longer than the model's window
+                    return self._send(400, CONTEXT_REFUSAL)
                 if fault == "huge" or fake.always == "huge":
                     return self._send_huge(body)
-                completion = fake.completion(body, answer[fake.mode], fake.mode, fault)
+                completion = fake.completion(body, answer[fake.mode], fake.mode, fault, fake.flood)
                 completion.update(fake.patch)
                 self._send(200, completion)
                 fake.last_answer = time.time()
@@ -293,10 +326,29 @@ class FakeOpenAI:
 
     @staticmethod
     def completion(
-        body: dict[str, Any], result: Any, mode: str, fault: str | None
+        body: dict[str, Any],
+        result: Any,
+        mode: str,
+        fault: str | None,
+        flood: tuple[int, int] = (37, 199_000),
     ) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": None}
-        if fault == "malformed":
+        if fault == "flood":  # many calls with long arguments, each under the answer cap
+            name = body["tools"][0]["function"]["name"] if body.get("tools") else "f"
+            count, size = flood
+            arguments = json.dumps({"x": "a" * size})
+            message["tool_calls"] = [
+                {
+                    "id": f"c{i}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                }
+                for i in range(count)
+            ]
+            if mode != "fc":
+                message["tool_calls"] = None
+                message["content"] = "[" + ", ".join([f"{name}(x='{'a' * size}')"] * count) + "]"
+        elif fault == "malformed":
             name = body["tools"][0]["function"]["name"] if body.get("tools") else "f"
             message["tool_calls"] = [
                 {

@@ -277,6 +277,34 @@ CASES = [
         lambda: _first_turn(_fc("round_number", '{"number": 5, "decimal_places": -1000000000}')),
         r"decimal_places must be between",
     ),
+    Case(  # the reference's eval gives inf: a call, which irrelevance fails
+        "float_power_overflowing_to_infinity",
+        "irrelevance_0",
+        "prompt",
+        lambda: "[f(a=1e999**2)]",
+        r"irrelevance_error:decoder_success",
+    ),
+    Case(
+        "float_power_of_infinity_in_a_call",
+        "simple_python_17",
+        "prompt",
+        lambda: "[get_prime_factors(number=2**1e999, formatted=True)]",
+        r"type_error:simple\n.*got float. Parameter value: inf",
+    ),
+    Case(
+        "lone_surrogate_in_an_irrelevance_answer",
+        "irrelevance_1",
+        "prompt",
+        lambda: "[f(a='\\ud800')]",  # an escape in the text: a string holding a surrogate
+        r"irrelevance_error:decoder_success",
+    ),
+    Case(
+        "lone_surrogate_in_a_call",
+        "simple_python_7",
+        "fc",
+        lambda: _fc("calculate_circumference", '{"radius": 4, "unit": "\ud800"}'),
+        r"value_error:string\n.*Invalid value for parameter 'unit'",
+    ),
     Case(
         "multi_turn_json_integer_of_5000_digits",
         "multi_turn_base_34",
@@ -362,11 +390,22 @@ def test_hostile_answer_is_a_failure_with_a_reason(dataset, case, safety_net):
     assert peak < IN_PROCESS_PEAK_MB * 2**20, f"{peak / 2**20:.0f} MB traced"
 
 
+def test_a_raw_lone_surrogate_in_a_prompting_answer_is_no_call_as_for_the_reference(dataset):
+    # The reference's ast.parse cannot encode the text (UnicodeEncodeError): a decode failure,
+    # which passes irrelevance and fails a call's entry, the same here.
+    irrelevance = Case("raw", "irrelevance_2", "prompt", lambda: "[f(a='\ud800')]", "")
+    assert _score(dataset, irrelevance, irrelevance.result()).valid
+    call = Case("raw", "simple_python_8", "prompt", lambda: "[f(a='\ud800')]", "")
+    verdict = _score(dataset, call, call.result())
+    assert not verdict.valid and "surrogates not allowed" in explain_failure(verdict)
+
+
 # -- (b) end to end through replay --------------------------------------------------------------
 
 
 # The reference's result layout: <root>/<group>/BFCL_v4_<category>_result.json.
 _GROUP_DIRS = {
+    "irrelevance": "non_live",
     "simple_python": "non_live",
     "simple_java": "non_live",
     "simple_javascript": "non_live",

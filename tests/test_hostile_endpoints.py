@@ -6,6 +6,7 @@ safety nets only; how long a stop takes is measured in benchmarks/test_stalled_s
 from __future__ import annotations
 
 import json
+import os
 import threading
 import warnings
 
@@ -23,8 +24,10 @@ from pytest_bfcl.models.openai_chat import (
     InferenceError,
     OpenAIChatModel,
     ServerDown,
+    _status_failure,
 )
 from pytest_bfcl.models.oracle_agentic import NOTHING_FOUND, question_move
+from pytest_bfcl.scoring import CONTEXT_EXCEEDED
 from pytest_bfcl.web.access import FAILURES_TO_STOP, WebAccess, WebSettings, WebToolsDown
 
 pytest_plugins = ["pytester"]
@@ -155,9 +158,6 @@ def test_odd_usage_values_are_unknown_tokens(server, texts, task, value):
 @pytest.mark.parametrize(
     "patch",
     [
-        {"choices": {"0": 1}},
-        {"choices": ["text"]},
-        {"choices": [{"message": "hello"}]},
         {"choices": [{"message": {"content": [{"get_weather": "{}"}]}}]},
         {"choices": [{"message": {"tool_calls": {"a": 1}}}]},
         {"choices": [{"message": {"tool_calls": [{"function": {"name": 5, "arguments": {}}}]}}]},
@@ -176,6 +176,114 @@ def test_odd_shapes_are_stored_as_data(server, texts, task, patch, tmp_path):
     else:  # text is never a call list in disguise
         assert not generation.result.startswith("[{") or "get_weather" in generation.result
     assert len(list((tmp_path / "cache").rglob("*.json"))) == 1  # stored, once
+
+
+# -- a 200 that holds no model message is the gateway's failure, never the model's ------------
+
+NOT_COMPLETIONS = ["error200", "empty", "null_choices", "no_choices", "null_message"]
+ODD_ENVELOPES = [{"choices": {"0": 1}}, {"choices": ["text"]}, {"choices": [{"message": "hi"}]}]
+
+
+@pytest.mark.parametrize("fault", NOT_COMPLETIONS)
+def test_a_200_without_a_message_is_retried_and_never_cached(server, texts, task, fault, tmp_path):
+    server.faults = {task.entry.id: [fault]}
+    cache = ResponseCache(tmp_path / "cache")
+    generation = model_for(server, texts, cache=cache).generate(task)
+    assert server.requests[task.entry.id] == 2  # retried like a 5xx
+    assert generation.result == model_for(server, texts).generate(task).result  # the answer
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == 1
+
+
+@pytest.mark.parametrize("fault", NOT_COMPLETIONS)
+def test_a_gateway_that_keeps_failing_is_an_error_and_nothing_is_cached(
+    server, texts, task, fault, tmp_path
+):
+    server.faults = {task.entry.id: [fault] * 10}
+    cache = ResponseCache(tmp_path / "cache")
+    with pytest.raises(InferenceError) as raised:
+        model_for(server, texts, cache=cache, retries=2).generate(task)
+    message = str(raised.value)  # retries ran out, or the server counts as down by now
+    assert server.requests[task.entry.id] == 3 and "answered 200 with" in message
+    assert "\n" not in message
+    if fault == "error200":
+        assert "upstream provider returned 502" in message
+    assert not list((tmp_path / "cache").rglob("*.json"))  # the rerun asks again
+    server.faults = {}
+    again = model_for(server, texts, cache=cache).generate(task)
+    assert not again.cached and again.result != ""
+
+
+@pytest.mark.parametrize("patch", ODD_ENVELOPES)
+def test_an_envelope_without_a_message_object_is_not_an_answer(server, texts, task, patch):
+    server.patch = patch
+    with pytest.raises(InferenceError, match="answered 200 with"):
+        model_for(server, texts, retries=1).generate(task)
+
+
+def test_a_gateway_answering_only_errors_counts_toward_the_server_down_stop(server, texts, task):
+    server.chat_fault = "error200"
+    model = model_for(server, texts, retries=4, backoff=0.05)
+
+    def entries_until_down() -> ServerDown:
+        for _ in range(10):
+            with pytest.raises(InferenceError) as raised:
+                model.generate(task)
+            if isinstance(raised.value, ServerDown):
+                return raised.value
+        raise AssertionError("the session never stopped")
+
+    kind, outcome = in_thread(entries_until_down)
+    assert kind == "ok" and isinstance(outcome, ServerDown), outcome
+    assert "upstream provider returned 502" in str(outcome) and "\n" not in str(outcome)
+
+
+# -- a context-length refusal is the model's failure, as the leaderboard scores it ------------
+
+
+def test_a_context_refusal_is_the_models_failure_and_not_cached(server, texts, task, tmp_path):
+    server.faults = {task.entry.id: ["context"]}
+    cache = ResponseCache(tmp_path / "cache")
+    model = model_for(server, texts, cache=cache)
+    generation = model.generate(task)
+    assert server.requests[task.entry.id] == 1  # not retried
+    assert generation.finish_reason == CONTEXT_EXCEEDED
+    assert "context window" in generation.result and "maximum context length is 4096" in (
+        generation.result
+    )
+    verdict = oversized_answer_verdict(generation, "live_relevance")
+    assert verdict is not None and not verdict.valid
+    assert verdict.error_type == "request:context_length"
+    assert not list((tmp_path / "cache").rglob("*.json"))
+    assert not model.generate(task).cached  # asked again: a longer window may answer now
+    assert server.requests[task.entry.id] == 2
+    assert model.down_reason is None
+
+
+@pytest.mark.parametrize(
+    ("status", "text", "context"),
+    [
+        (400, "The decoder prompt (length 5000) is longer than the maximum model length", True),
+        (400, "the request exceeds the available context size, try increasing it", True),
+        (422, "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096", True),
+        (400, "prompt is too long: 210000 tokens > 200000 maximum", True),
+        (400, "unknown field 'tools'", False),
+        (400, "Invalid 'tools': array too long. Expected an array with maximum length 128", False),
+        (400, "max_tokens must be <= 4096", False),
+        (400, "This model's maximum context length is 8192 tokens", True),
+        (500, "maximum context length exceeded", False),
+    ],
+)
+def test_context_refusals_as_servers_word_them(status, text, context):
+    failure = _status_failure(status, "http://h/v1/chat/completions", text, None)
+    assert (failure.kind == "context") is context
+
+
+def test_a_base_url_with_a_query_keeps_it_after_the_route(server, texts, task):
+    model = model_for(server, texts, base_urls=(server.base_url + "?api-version=2024-10-21",))
+    assert model.generate(task).result != ""
+    assert server.paths[-1] == "/v1/chat/completions?api-version=2024-10-21"
+    replica = model.replicas[0]
+    assert replica.models_url == server.base_url + "/models?api-version=2024-10-21"
 
 
 def test_lone_surrogates_are_stored_and_read_back(server, texts, task, tmp_path):
@@ -226,6 +334,47 @@ def test_a_bad_cache_file_is_a_miss_warned_once(server, texts, task, tmp_path, c
             assert not model.generate(task).cached  # asked again, file replaced
     assert [str(w.message).count(str(path)) for w in caught if w.category is CacheWarning] == [1]
     assert model.generate(task).cached
+
+
+@pytest.mark.parametrize("content", ['{"result": {"calls": 1}}', '{"result": [["f", "{}"]]}',
+                                     '{"result": [{"f": "{}", "g": "{}"}]}',
+                                     '{"result": "", "tool_call_ids": [1]}'])  # fmt: skip
+def test_a_cache_record_no_server_could_produce_is_a_miss(server, texts, task, tmp_path, content):
+    cache = ResponseCache(tmp_path / "cache")
+    model = model_for(server, texts, cache=cache)
+    model.generate(task)
+    path = next((tmp_path / "cache").rglob("*.json"))
+    path.write_text(content)
+    with pytest.warns(CacheWarning, match="not what a server answers|not all text|is a dict"):
+        again = model.generate(task)
+    assert not again.cached and model.generate(task).cached  # asked again, then replaced
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "directory", "oversized"])
+def test_a_cache_record_that_is_no_regular_file_is_a_miss_warned_once(
+    server, texts, task, tmp_path, kind
+):
+    cache = ResponseCache(tmp_path / "cache", max_bytes=100_000)
+    model = model_for(server, texts, cache=cache)
+    model.generate(task)
+    path = next((tmp_path / "cache").rglob("*.json"))
+    path.unlink()
+    if kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path.write_text('{"result": "' + "x" * 200_000 + '"}')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcomes = [in_thread(lambda: model.generate(task), safety_s=30) for _ in range(2)]
+    assert all(kind_ == "ok" for kind_, _ in outcomes) and not outcomes[0][1].cached
+    assert outcomes[1][1].cached is (kind != "directory")  # replaced by a regular file
+    messages = [str(w.message) for w in caught if w.category is CacheWarning]
+    assert len(messages) == 1 and str(path) in messages[0] and "\n" not in messages[0]
+    assert cache.place.failure is None  # one record's place, not the cache's
 
 
 # -- the server refuses us: one stop naming the fix -------------------------------------------
@@ -312,6 +461,11 @@ def test_lone_surrogates_are_failures_end_to_end(pytester, server, dataset, tmp_
         f"--bfcl-base-url={server.base_url}",
         "--bfcl-category=live_irrelevance",
         f"--bfcl-cache-dir={tmp_path / 'cache'}",
+        f"--bfcl-results-dir={tmp_path / 'results'}",
+        f"--bfcl-report={tmp_path / 'report.json'}",
+        f"--bfcl-html={tmp_path / 'report.html'}",
+        f"--bfcl-save-baseline={tmp_path / 'baseline.json'}",
+        f"--junitxml={tmp_path / 'junit.xml'}",
         "-k",
         prefix,
         "-p",
@@ -323,6 +477,111 @@ def test_lone_surrogates_are_failures_end_to_end(pytester, server, dataset, tmp_
         -3000:
     ]
     assert "irrelevance_error:decoder_success" in result.stdout.str()
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    # stored escaped, whole: every entry's record, the surrogate's included
+    stored = next((tmp_path / "results").rglob("BFCL_v4_live_irrelevance_result.json"))
+    records = {r["id"]: r for r in map(json.loads, stored.read_text("utf-8").splitlines())}
+    assert list(records[entry.id]["result"][0].values()) == ['{"a": "\ud800"}']
+    assert "\\ud800" in stored.read_text("utf-8")  # escaped in the file
+    assert len(records) == sum(1 for e in dataset.entries("live_irrelevance") if prefix in e.id)
+    for name in ("report.json", "report.html", "baseline.json", "junit.xml"):
+        assert (tmp_path / name).is_file(), name
+
+
+def test_a_context_refusal_fails_its_entry_with_one_summary_line(
+    pytester, server, dataset, tmp_path
+):
+    entry = dataset.entries("live_irrelevance")[1]
+    server.faults = {entry.id: ["context"]}
+    prefix = entry.id.rsplit("-", 2)[0] + "-"
+    result = pytester.runpytest_subprocess(
+        "--bfcl-model=test-model",
+        f"--bfcl-base-url={server.base_url}",
+        "--bfcl-category=live_irrelevance",
+        f"--bfcl-cache-dir={tmp_path / 'cache'}",
+        "-k",
+        prefix,
+        "-p",
+        "no:cacheprovider",
+        timeout=300,
+    )
+    out = result.stdout.str()
+    assert (result.parseoutcomes().get("failed"), result.parseoutcomes().get("errors", 0)) == (
+        1,
+        0,
+    ), out[-3000:]
+    assert "request:context_length" in out
+    assert out.count("1 entry refused by the server as longer than the model's context") == 1
+
+
+@pytest.mark.parametrize("mode", ["fc", "prompt"])
+def test_a_conversation_that_outgrows_the_window_is_a_failure(
+    pytester, dataset, data_source, tmp_path, mode
+):
+    entry = dataset.entries("multi_turn_base")[0]
+    with FakeOpenAI(dataset, ["multi_turn_base"], mode=mode) as fake:
+        fake.faults = {entry.id: ["ok", "ok", "context"]}  # refused at the third request
+        result = pytester.runpytest_subprocess(
+            "--bfcl-model=test-model",
+            f"--bfcl-base-url={fake.base_url}",
+            f"--bfcl-mode={mode}",
+            "--bfcl-category=multi_turn_base",
+            f"--bfcl-data={data_source.data_dir}",
+            f"--bfcl-results-dir={tmp_path / 'results'}",
+            "-k",
+            entry.id,
+            "-p",
+            "no:cacheprovider",
+            timeout=300,
+        )
+        assert fake.requests[entry.id] == 3  # nothing sent after the refusal
+    out = result.stdout.str()
+    outcomes = result.parseoutcomes()
+    assert (outcomes.get("failed"), outcomes.get("errors", 0)) == (1, 0), out[-3000:]
+    assert f"{entry.id} [multi_turn_base] request:context_length" in out
+    stored = (tmp_path / "results").rglob("BFCL_v4_multi_turn_base_result.json")
+    records = [json.loads(line) for line in next(stored).read_text().splitlines()]
+    assert len(records) == 1 and "context window" in records[0]["result"]  # written whole
+
+
+@pytest.mark.parametrize("mode", ["fc", "prompt"])
+def test_a_conversation_that_outgrows_its_budget_is_a_failure(
+    pytester, dataset, data_source, tmp_path, mode
+):
+    entry = dataset.entries("multi_turn_base")[0]
+    with FakeOpenAI(dataset, ["multi_turn_base"], mode=mode) as fake:
+        fake.flood = (10, 50_000)  # about 500 kB an answer, every step calls again
+        fake.faults = {entry.id: ["flood"] * 30}
+        result = pytester.runpytest_subprocess(
+            "--bfcl-model=test-model",
+            f"--bfcl-base-url={fake.base_url}",
+            f"--bfcl-mode={mode}",
+            "--bfcl-category=multi_turn_base",
+            f"--bfcl-data={data_source.data_dir}",
+            f"--bfcl-results-dir={tmp_path / 'results'}",
+            f"--bfcl-cache-dir={tmp_path / 'cache'}",
+            "--bfcl-max-entry-bytes=1500000",
+            f"--bfcl-html={tmp_path / 'report.html'}",
+            f"--bfcl-report={tmp_path / 'report.json'}",
+            f"--junitxml={tmp_path / 'junit.xml'}",
+            "-k",
+            entry.id,
+            "-p",
+            "no:cacheprovider",
+            timeout=300,
+        )
+        assert fake.requests[entry.id] == 3  # the third answer would take it over: no more
+    out = result.stdout.str()
+    outcomes = result.parseoutcomes()
+    assert (outcomes.get("failed"), outcomes.get("errors", 0)) == (1, 0), out[-3000:]
+    assert f"{entry.id} [multi_turn_base] entry:budget_exceeded" in out
+    assert "budget of 1500000 bytes (--bfcl-max-entry-bytes)" in out
+    stored = next((tmp_path / "results").rglob("BFCL_v4_multi_turn_base_result.json"))
+    record = json.loads(stored.read_text())
+    assert "outgrew its budget" in record["result"] and stored.stat().st_size < 4_000_000
+    assert "Traceback" not in out + result.stderr.str()
+    assert "entry:budget_exceeded" in (tmp_path / "junit.xml").read_text()
+    assert (tmp_path / "report.html").is_file() and (tmp_path / "report.json").is_file()
 
 
 # -- web tools --------------------------------------------------------------------------------

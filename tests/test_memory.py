@@ -380,3 +380,66 @@ def test_a_failed_prerequisite_fails_every_question_of_the_scenario_once(tmp_pat
             flow.final_snapshot("memory_kv", "customer")
     assert len(runner.calls) == 2  # not retried by every waiting question
     assert not (tmp_path / "agentic/memory/kv/memory_snapshot/customer_final.session").exists()
+
+
+# -- a model's lone surrogates --------------------------------------------------------------------
+
+
+def test_a_lone_surrogate_stored_in_memory_is_written_and_restored(tmp_path):
+    env = Environment.create(["MemoryAPI_kv"], {})
+    assert "added" in env.execute_one("core_memory_add(key='name', value='Ada \\ud800')")
+    snapshot = env.instances["MemoryAPI_kv"]._snapshot()
+
+    def runner(entry, previous):
+        return Generation(id=entry.id, result=[["ok"]]), snapshot
+
+    flow = MemoryFlow(lambda cat, sc: [prereq(sc, 0)], runner, tmp_path, "session-1")
+    final = flow.final_snapshot("memory_kv", "student")
+    assert final == snapshot
+    written = next(tmp_path.rglob("student_final.json"))
+    # another worker of the session reads the written snapshot back
+    again = MemoryFlow(lambda cat, sc: [prereq(sc, 0)], runner, tmp_path, "session-1")
+    assert again.final_snapshot("memory_kv", "student") == snapshot
+    assert "\\ud800" in written.read_text("ascii")  # escaped, the file is plain text
+    restored = kv(json.loads(written.read_text("utf-8")))
+    assert restored.core_memory == {"name": "Ada \ud800"}
+    assert "\\ud800" in restored._context_dump()  # the model sees it as the reference shows it
+
+
+def test_a_lone_surrogate_is_embedded_as_a_replacement_character(vector_ready):
+    import numpy as np
+
+    vectors = vector_ready.embed(["tea \ud800", "tea \ufffd"])
+    assert np.allclose(vectors[0], vectors[1], atol=1e-5)  # one batch: equal up to padding
+
+
+def test_snapshots_that_cannot_be_written_are_one_warning_and_the_flow_goes_on(tmp_path):
+    from pytest_bfcl.files import DiskWarning
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    runner = CountingRunner()
+    chain = lambda cat, sc: [prereq(sc, 0), prereq(sc, 1)]  # noqa: E731
+    flow = MemoryFlow(chain, runner, blocker / "results", "session-1")
+    with pytest.warns(DiskWarning) as caught:
+        first = flow.final_snapshot("memory_kv", "student")
+        second = flow.final_snapshot("memory_kv", "finance")
+    assert first == {"facts": [prereq("student", k).id for k in range(2)]}
+    assert second is not None and len(runner.calls) == 4
+    assert len(caught) == 1 and "cannot write the memory snapshots at" in str(caught[0].message)
+
+
+def test_a_failed_snapshot_write_leaves_no_marker_for_other_workers(tmp_path, monkeypatch):
+    import errno
+
+    import pytest_bfcl.run.memory_flow as memory_flow
+    from pytest_bfcl.files import DiskWarning
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(memory_flow, "write_json_atomic", full)
+    flow = MemoryFlow(lambda cat, sc: [prereq(sc, 0)], CountingRunner(), tmp_path, "session-1")
+    with pytest.warns(DiskWarning, match=r"\[Errno 28\] No space left on device \(ENOSPC\)"):
+        assert flow.final_snapshot("memory_kv", "student") == {"facts": [prereq("student", 0).id]}
+    assert not list(tmp_path.rglob("*.session"))  # a later worker runs them itself

@@ -87,8 +87,10 @@ def test_exhausted_retries_are_infrastructure_errors(pytester, server, tmp_path)
 def test_malformed_answers_are_model_failures(pytester, server, tmp_path):
     server.faults = {"live_parallel_3-0-3": ["malformed"], "live_parallel_4-1-0": ["empty"]}
     result = pytester.runpytest(*args(server, tmp_path, "--bfcl-category=live_parallel"))
-    result.assert_outcomes(passed=14, failed=2)
+    # no choices at all is the server's failure: asked again, then answered
+    result.assert_outcomes(passed=15, failed=1)
     assert "ast_decoder:decoder_failed" in result.stdout.str()
+    assert server.requests["live_parallel_4-1-0"] == 2
 
 
 def test_dead_server_stops_the_session_before_generation(pytester, dataset, tmp_path):

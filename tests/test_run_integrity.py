@@ -4,12 +4,16 @@ and set-up problems end the session once, before anything is generated."""
 from __future__ import annotations
 
 import json
+import os
+import re
 from pathlib import Path
 
 import pytest
 from result_files import write_oracle_results
 
+from pytest_bfcl.check.oversized import oversized_answer_verdict
 from pytest_bfcl.check.single_turn import ScoringOptions
+from pytest_bfcl.models.base import Task
 from pytest_bfcl.models.replay import ReplayError, ReplayModel
 from pytest_bfcl.report.baseline import BaselineError, load_baseline, save_baseline, tampering
 from pytest_bfcl.report.completeness import incompleteness, top_reason
@@ -253,8 +257,14 @@ def test_a_thinned_baseline_file_stops_the_run(pytester, tmp_path, common, recor
             b'{"id": "multiple_0", "result": []}\n{"id": "multiple_0", "result": []}\n',
             ":2: id 'multiple_0' appears again (first at line 1)",
         ),
+        (
+            b'{"id": "multiple_0", "result": []}\n{"id": ["multiple_1"], "result": []}\n',
+            ":2: 'id' must be a string, not a list",
+        ),
+        (b'{"id": 7, "result": []}\n', ":1: 'id' must be a string, not a int"),
+        (b'{"id": null, "result": []}\n', ":1: 'id' must be a string, not null"),
     ],
-    ids=["broken-line", "not-utf8", "duplicate-id"],
+    ids=["broken-line", "not-utf8", "duplicate-id", "list-id", "int-id", "null-id"],
 )
 def test_a_broken_result_file_ends_the_session_once(pytester, tmp_path, common, content, message):
     path = tmp_path / "res" / "non_live" / "BFCL_v4_multiple_result.json"
@@ -268,6 +278,98 @@ def test_a_broken_result_file_ends_the_session_once(pytester, tmp_path, common, 
     assert err.count("pytest-bfcl:") == 1
     assert "Traceback" not in err + result.stdout.str()
     assert "passed" not in result.stdout.str() and "error" not in result.stdout.str()
+
+
+# -- a gate that cannot be switched off by accident --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--bfcl-category=simple_python"],
+        ["--bfcl-baseline=baseline.json", "--bfcl-min-score=overall=80"],
+        ["--bfcl-model=", "--bfcl-report=r.json"],
+        ["--bfcl-allow-incomplete"],
+    ],
+)
+def test_bfcl_options_without_a_model_are_one_usage_error(pytester, args):
+    pytester.makepyfile("def test_ok():\n    assert True\n")
+    result = pytester.runpytest_subprocess(*args, "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    lines = [line for line in err.splitlines() if "pytest-bfcl" in line]
+    assert len(lines) == 1 and "without a model" in lines[0], err
+    assert "--bfcl-model=NAME" in lines[0] and "passed" not in result.stdout.str()
+    flags = [a.split("=")[0] for a in args if a != "--bfcl-model="]
+    assert all(flag in lines[0] for flag in flags)
+
+
+def test_bfcl_ini_values_without_a_model_are_one_usage_error(pytester):
+    pytester.makepyfile("def test_ok():\n    assert True\n")
+    pytester.makeini("[pytest]\nbfcl_baseline = baseline.json\nbfcl_category = simple_python\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert err.count("pytest-bfcl:") == 1 and "Traceback" not in err
+    assert "bfcl_baseline, bfcl_category set in" in err and "-p no:bfcl" in err
+    # leaving the plugin out on purpose runs the project's own tests
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:bfcl").assert_outcomes(
+        passed=1
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "hint"),
+    [("bfcl_modle", "did you mean bfcl_mode or bfcl_model?"), ("bfcl_basline", "bfcl_baseline")],
+)
+def test_an_unknown_bfcl_ini_key_is_an_error_naming_the_closest(pytester, data_source, key, hint):
+    pytester.makepyfile("def test_ok():\n    assert True\n")
+    pytester.makeini(f"[pytest]\n{key} = oracle\nother_plugin_key = 1\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert err.count("pytest-bfcl:") == 1
+    assert f"unknown ini key {key!r} in " in err and hint in err
+    assert "other_plugin_key" not in err  # other keys keep pytest's own behaviour
+
+
+def test_without_any_bfcl_option_the_plugin_stays_out_of_the_way(pytester):
+    pytester.makepyfile("def test_ok():\n    assert True\n")
+    pytester.makeini("[pytest]\nother_plugin_key = 1\n")
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "nested 100000 deep (at most 64)"),
+        (b'{"format": "pytest-bfcl-baseline/2", "metadata": {"m": "\xff"}}', "is not UTF-8"),
+        (b'{"format": "pytest-bfcl-baseline/2", "metadata": {', "is not JSON"),
+    ],
+    ids=["deep", "not-utf8", "cut"],
+)
+def test_a_baseline_that_cannot_be_read_is_one_line_naming_it(
+    pytester, tmp_path, common, content, message
+):
+    path = tmp_path / "baseline.json"
+    path.write_bytes(content)
+    with pytest.raises(BaselineError) as raised:
+        load_baseline(path)
+    assert str(path) in str(raised.value) and message in str(raised.value)
+    result = pytester.runpytest_subprocess("--bfcl-model=oracle", "--bfcl-category=simple_python",
+                                           f"--bfcl-baseline={path}", *common)  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert err.count("pytest-bfcl:") == 1 and f"baseline {path}" in err and message in err
+    assert "INTERNALERROR" not in err + result.stdout.str() and "Traceback" not in err
+
+
+def test_a_baseline_that_is_not_a_regular_file_is_refused(tmp_path):
+    fifo = tmp_path / "baseline.json"
+    os.mkfifo(fifo)
+    for path in (fifo, tmp_path):  # a FIFO would block, a directory is no file
+        with pytest.raises(BaselineError, match=f"cannot read baseline {path}: not a regular"):
+            load_baseline(path)
 
 
 def test_an_over_long_integer_in_a_result_line_is_the_models_answer(tmp_path):
@@ -357,3 +459,141 @@ def test_bfcl_marker_without_a_model_says_what_is_missing(pytester):
     result = pytester.runpytest("-m", "bfcl", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     assert "no --bfcl-model was given" in result.stdout.str()
+
+
+# -- disk faults: one line each, the run goes on, nothing computed is lost ----------------------
+
+DISK_FAULTS = '''
+import errno, os
+import pytest_bfcl.models.cache as cache
+import pytest_bfcl.run.results_dir as results_dir
+
+class HalfWrites:
+    """os for the results writer: its 5th write puts half the line on disk, then the disk
+    is full."""
+    calls = 0
+    def __getattr__(self, name):
+        return getattr(os, name)
+    def write(self, fd, data):
+        HalfWrites.calls += 1
+        if HalfWrites.calls >= 5:
+            os.write(fd, bytes(data[: len(data) // 2]))
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return os.write(fd, data)
+
+results_dir.os = HalfWrites()
+real_write = cache._write_atomic
+stored = []
+def read_only_after_two(path, record):
+    if len(stored) >= 2:
+        raise OSError(errno.EROFS, "Read-only file system")
+    stored.append(path)
+    real_write(path, record)
+cache._write_atomic = read_only_after_two
+'''
+
+
+def test_disk_faults_are_one_line_each_and_the_run_goes_on(
+    pytester, dataset, data_source, tmp_path
+):
+    from fake_openai import FakeOpenAI
+
+    pytester.makeconftest(DISK_FAULTS)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    with FakeOpenAI(dataset, ["live_parallel"]) as fake:
+        result = pytester.runpytest_subprocess(
+            "--bfcl-model=test-model",
+            f"--bfcl-base-url={fake.base_url}",
+            "--bfcl-category=live_parallel",
+            f"--bfcl-data={data_source.data_dir}",
+            "--bfcl-concurrency=1",
+            f"--bfcl-results-dir={tmp_path / 'results'}",
+            f"--bfcl-cache-dir={tmp_path / 'cache'}",
+            f"--bfcl-report={blocker / 'report.json'}",
+            f"--bfcl-html={tmp_path / 'report.html'}",
+            "--bfcl-min-score=live_parallel=50",
+            "-p",
+            "no:cacheprovider",
+        )
+    out = result.stdout.str() + result.stderr.str()
+    assert result.parseoutcomes() == {"passed": 16, "warnings": 2}, out[-3000:]
+    assert result.ret == pytest.ExitCode.OK, out[-3000:]
+    assert "Traceback" not in out and "INTERNALERROR" not in out
+    # one message per place, naming the path and the error
+    assert len(re.findall(r"cannot write the results directory at \S+: \[Errno 28\]", out)) == 1
+    assert "(ENOSPC)" in out
+    assert len(re.findall(r"cannot write the response cache at \S+: \[Errno 30\]", out)) == 1
+    assert re.search(r"JSON report +\S+report.json: \[Errno (17|20)\] .* \(E(EXIST|NOTDIR)\)", out)
+    # the score table, the gate and the reports that could be written are all there
+    assert "BFCL V4 scores" in out and "BFCL gate: passed" in out
+    assert "BFCL files not written" in out and (tmp_path / "report.html").is_file()
+    # the results file holds the whole lines written before the disk filled, no half line
+    stored = next((tmp_path / "results").rglob("BFCL_v4_live_parallel_result.json")).read_bytes()
+    assert stored.endswith(b"\n") and len(stored.splitlines()) == 4
+    assert all(json.loads(line)["id"] for line in stored.splitlines())
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == 2
+
+
+def test_a_results_directory_under_a_file_is_one_warning(pytester, common, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    result = pytester.runpytest_subprocess(
+        "--bfcl-model=oracle", "--bfcl-category=simple_javascript",
+        f"--bfcl-results-dir={blocker / 'results'}", f"--bfcl-save-baseline={blocker / 'b.json'}",
+        *common,
+    )  # fmt: skip
+    out = result.stdout.str() + result.stderr.str()
+    assert result.parseoutcomes() == {"passed": 50, "warnings": 1}, out[-3000:]
+    assert result.ret == pytest.ExitCode.OK
+    assert out.count("cannot write the results directory at") == 1 and "Traceback" not in out
+    assert re.search(r"baseline +\S+b.json: \[Errno (17|20)\] ", out)
+    assert "BFCL V4 scores" in out
+
+
+# -- replay files read bounded -------------------------------------------------------------------
+
+
+def test_an_over_long_result_line_is_the_models_failure_never_held_whole(tmp_path, dataset):
+    path = tmp_path / "non_live" / "BFCL_v4_multiple_result.json"
+    path.parent.mkdir(parents=True)
+    huge = json.dumps({"id": "multiple_1", "result": "x" * 3_000_000})
+    path.write_text(
+        '{"id": "multiple_0", "result": []}\n' + huge + '\n{"id": "multiple_2", "result": []}\n'
+    )
+    model = ReplayModel(tmp_path, ScoringOptions("fc", True), max_line_bytes=1_000_000)
+    records = model.records("multiple")
+    assert sorted(records) == ["multiple_0", "multiple_1", "multiple_2"]  # the next line is read
+    entry = next(e for e in dataset.entries("multiple") if e.id == "multiple_1")
+    generation = model.generate(Task(entry, None))
+    assert generation.finish_reason == "response_too_large"
+    assert generation.result.startswith("[the stored result was cut: its line is longer than")
+    verdict = oversized_answer_verdict(generation, "multiple")
+    assert verdict is not None and not verdict.valid
+
+
+def test_an_over_long_line_without_its_id_first_names_file_and_line(tmp_path):
+    path = tmp_path / "non_live" / "BFCL_v4_multiple_result.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"result": "' + "x" * 2_000_000 + '", "id": "multiple_0"}\n')
+    model = ReplayModel(tmp_path, ScoringOptions("fc", True), max_line_bytes=1_000_000)
+    with pytest.raises(
+        ReplayError, match=r"BFCL_v4_multiple_result.json:1: the line is longer than 1000000 bytes"
+    ):
+        model.preflight(["multiple"])
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "directory"])
+def test_a_result_file_that_is_no_regular_file_is_one_error_naming_it(tmp_path, kind):
+    path = tmp_path / "non_live" / "BFCL_v4_multiple_result.json"
+    path.parent.mkdir(parents=True)
+    (tmp_path / "non_live" / "BFCL_v4_simple_python_result.json").write_text("")
+    if kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    model = ReplayModel(tmp_path, ScoringOptions("fc", True))
+    with pytest.raises(ReplayError, match=f"{path} is not a regular file"):
+        model.preflight(["multiple"])

@@ -4,6 +4,7 @@ file the run wrote, nor its output, holds the sentinel."""
 
 from __future__ import annotations
 
+import base64
 import sys
 from pathlib import Path
 
@@ -91,12 +92,13 @@ def test_values_of_key_variables_are_masked_anywhere(monkeypatch):
 
 def test_a_key_variable_set_or_changed_between_two_texts_is_masked_in_the_second(monkeypatch):
     # The environment's secrets are remembered between calls; a change must still be seen.
-    text = f"one hf-{SENTINEL} two hf-{SENTINEL}-new"
+    # (the new value starts differently: a value's first characters mask what follows them)
+    text = f"one hf-{SENTINEL} two new-hf-{SENTINEL}"
     monkeypatch.delenv("HF_TOKEN", raising=False)
     assert redact_text(text) == text
     monkeypatch.setenv("HF_TOKEN", f"hf-{SENTINEL}")
-    assert redact_text(text) == f"one {MASK} two {MASK}-new"
-    monkeypatch.setenv("HF_TOKEN", f"hf-{SENTINEL}-new")
+    assert redact_text(text) == f"one {MASK} two new-{MASK}"
+    monkeypatch.setenv("HF_TOKEN", f"new-hf-{SENTINEL}")
     assert redact_text(text) == f"one hf-{SENTINEL} two {MASK}"
     monkeypatch.delenv("HF_TOKEN")
     assert redact_text(text) == text
@@ -138,7 +140,8 @@ def test_build_settings_registers_the_run_secrets(monkeypatch):
             "model": "oracle",
             "api_key_env": "MY_GATEWAY",
             "vllm_args": f"--tool-call-parser hermes --api-key args-{SENTINEL}",
-            "base_urls": [f"http://u:url-{SENTINEL}@127.0.0.1:1/v1?token=q-{SENTINEL}"],
+            "base_urls": [f"http://127.0.0.1:1/v1?token=q-{SENTINEL}"],
+            "web_search_url": f"http://u:url-{SENTINEL}@127.0.0.1:1/search",
         }
     )
     for value in (f"env-{SENTINEL}", f"args-{SENTINEL}", f"url-{SENTINEL}", f"q-{SENTINEL}"):
@@ -166,14 +169,34 @@ def test_a_server_log_and_start_failure_hold_no_secret(tmp_path):
 # -- end to end -----------------------------------------------------------------------------------
 
 
+def encoded_forms(secret: str) -> list[str]:
+    """The secret's base64 as it appears inside any longer encoded text (three alignments,
+    standard and URL-safe), computed here independently of the redactor's own."""
+    forms = []
+    for pad in ("", "a", "ab"):
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            text = encode((pad + secret).encode()).decode()
+            skip = {0: 0, 1: 2, 2: 3}[len(pad)]  # characters mixing the padding's bits
+            forms.append(text[skip : skip + 12])
+    return forms
+
+
+# What the end-to-end runs use as keys, and what a leak of them would look like.
+KEYS = [f"env-{SENTINEL}", f"url-{SENTINEL}", f"query-{SENTINEL}"]
+LEAK_FORMS = [NEEDLE] + [form for key in KEYS for form in encoded_forms(key)]
+
+
 def leaks(root: Path, *outputs: str) -> list[str]:
-    """Every file under ``root`` (and every output) that holds the sentinel."""
+    """Every file under ``root`` (and every output) that holds the sentinel, its base64 or
+    its base64 inside a Basic header."""
     found = [
         str(path.relative_to(root))
         for path in sorted(root.rglob("*"))
-        if path.is_file() and NEEDLE.encode() in path.read_bytes()
+        if path.is_file() and any(form.encode() in path.read_bytes() for form in LEAK_FORMS)
     ]
-    return found + [f"<output {i}>" for i, text in enumerate(outputs) if NEEDLE in text]
+    return found + [
+        f"<output {i}>" for i, text in enumerate(outputs) if any(f in text for f in LEAK_FORMS)
+    ]
 
 
 def written_everywhere(out: Path) -> list[str]:
@@ -227,10 +250,102 @@ def test_no_secret_at_rest_after_a_vllm_run(pytester, monkeypatch):
     assert leaks(pytester.path, result.stdout.str(), result.stderr.str()) == []
 
 
+def test_the_encoded_forms_searched_for_are_those_of_a_real_basic_header():
+    header = base64.b64encode(f"bench:url-{SENTINEL}".encode()).decode()
+    assert any(form in header for form in encoded_forms(f"url-{SENTINEL}"))
+
+
+@pytest.mark.parametrize("user", ["", "u", "us", "bench", "a-longer-user"])
+@pytest.mark.parametrize("encode", [base64.b64encode, base64.urlsafe_b64encode])
+def test_a_key_encoded_in_base64_is_masked(user, encode):
+    register_secret(f"env-{SENTINEL}")
+    for plain in (f"env-{SENTINEL}", f"{user}:env-{SENTINEL}"):
+        text = f"the server saw {encode(plain.encode()).decode()} and said no"
+        redacted = redact_text(text)
+        assert MASK in redacted
+        assert not any(form in redacted for form in encoded_forms(f"env-{SENTINEL}"))
+
+
+def test_a_key_quoted_cut_short_is_masked_with_what_follows():
+    register_secret(f"env-{SENTINEL}")
+    for quoted in (f"env-{SENTINEL}"[:12], f"env-{SENTINEL}"[:16], f"env-{SENTINEL}"[:-1]):
+        assert redact_text(f"key {quoted}... is unknown") == f"key {MASK} is unknown"
+    assert redact_text("key env-SENT is short") == "key env-SENT is short"  # 8 chars: not enough
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"http://bench:url-{SENTINEL}@127.0.0.1:1/v1",
+        f"http://url-{SENTINEL}@127.0.0.1:1/v1",
+        "https://bench:@127.0.0.1/v1",
+    ],
+)
+def test_credentials_in_a_base_url_are_refused_with_where_the_key_belongs(url):
+    with pytest.raises(ValueError) as raised:
+        build_settings({"model": "m", "base_urls": [url]})
+    message = str(raised.value)
+    assert "--bfcl-base-url http://***@127.0.0.1" in message or "https://***@" in message
+    assert "$OPENAI_API_KEY" in message and "--bfcl-api-key-env" in message
+    assert "\n" not in message and NEEDLE not in message and "bench" not in message
+
+
+def test_credentials_in_openai_base_url_are_refused(monkeypatch, texts):
+    from pytest_bfcl.check.single_turn import ScoringOptions
+    from pytest_bfcl.errors import SetupError
+    from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
+
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://bench:url-{SENTINEL}@127.0.0.1:1/v1")
+    with pytest.raises(SetupError) as raised:
+        OpenAIChatModel(EndpointSettings(model="m"), ScoringOptions("fc", True), texts)
+    assert "$OPENAI_BASE_URL http://***@127.0.0.1:1/v1 holds credentials" in str(raised.value)
+    assert NEEDLE not in str(raised.value)
+
+
+def test_a_base_url_with_credentials_stops_the_run_before_any_request(
+    pytester, monkeypatch, dataset
+):
+    from fake_openai import FakeOpenAI
+
+    out = pytester.path / "out"
+    with FakeOpenAI(dataset, ["live_parallel"]) as fake:
+        result = pytester.runpytest_subprocess(
+            "--bfcl-model=test-model",
+            "--bfcl-base-url=" + fake.base_url.replace("//", f"//bench:url-{SENTINEL}@"),
+            "--bfcl-category=live_parallel",
+            *written_everywhere(out),
+        )
+        assert fake.total_requests() == 0 and fake.authorizations == []
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.str().count("holds credentials") == 1
+    assert leaks(pytester.path, result.stdout.str(), result.stderr.str()) == []
+
+
+def test_a_server_quoting_the_key_encoded_or_cut_short_leaks_nothing(
+    pytester, monkeypatch, dataset
+):
+    from fake_openai import FakeOpenAI
+
+    out = pytester.path / "out"
+    monkeypatch.setenv("OPENAI_API_KEY", f"env-{SENTINEL}")
+    with FakeOpenAI(dataset, ["live_parallel"]) as fake:
+        fake.faults = {"live_parallel_1-0-1": ["echo_auth"]}
+        result = pytester.runpytest_subprocess(
+            "--bfcl-model=test-model",
+            f"--bfcl-base-url={fake.base_url}",
+            "--bfcl-category=live_parallel",
+            "--bfcl-retries=0",
+            f"--bfcl-html={out / 'report.html'}",
+            *written_everywhere(out),
+        )
+    assert result.parseoutcomes().get("errors") == 1  # the refusal was reported
+    assert "refused credentials QmVhcmVyIG***; key *** is unknown" in result.stdout.str()
+    assert leaks(pytester.path, result.stdout.str(), result.stderr.str()) == []
+
+
 @pytest.mark.parametrize(
     "secret_in_url",
     [
-        pytest.param(lambda url: url.replace("//", f"//bench:url-{SENTINEL}@"), id="password"),
         pytest.param(lambda url: f"{url}?api_key=query-{SENTINEL}", id="query"),
     ],
 )

@@ -9,6 +9,7 @@ is CPU-bound anyway, and the lock keeps results independent of thread interleavi
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -80,12 +81,21 @@ class Embedder:
             if cached is not None:
                 self._recent.move_to_end(key)
                 return cached.copy()
-            vectors = self._model.encode(list(texts), normalize_embeddings=True)
+            # A model's lone surrogates cannot reach the tokenizer (it takes UTF-8): each is
+            # embedded as U+FFFD; the stored text keeps it.
+            vectors = self._model.encode([_encodable(t) for t in texts], normalize_embeddings=True)
             array = self._np.asarray(vectors, dtype=self._np.float32)
             self._recent[key] = array
             if len(self._recent) > RECENT_BATCHES:
                 self._recent.popitem(last=False)
             return array.copy()
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _encodable(text: str) -> str:
+    return _SURROGATE.sub("\ufffd", text)
 
 
 _loaded: dict[str, Embedder] = {}

@@ -194,9 +194,12 @@ def _bounded(value: Any) -> Any:
 
 
 def _check_bounds(op: ast.operator, left: Any, right: Any, budget: Budget) -> None:
-    if isinstance(op, ast.Pow) and isinstance(left, int | float) and isinstance(right, int | float):
-        magnitude = abs(left) if left else 0
-        if magnitude > 1 and abs(right) * max(int(magnitude).bit_length(), 1) > _MAX_POWER_BITS:
+    # Only integer powers can be costly: a float on either side (``1e999 ** 2``, ``2 ** 1e999``)
+    # is float arithmetic, computed at once to infinity or an OverflowError, as the reference's
+    # eval computes it.
+    if isinstance(op, ast.Pow) and isinstance(left, int) and isinstance(right, int):
+        magnitude = abs(left)
+        if magnitude > 1 and abs(right) * max(magnitude.bit_length(), 1) > _MAX_POWER_BITS:
             raise DecodeError("power too large to compute")
     if isinstance(op, ast.LShift) and isinstance(right, int) and right > _MAX_POWER_BITS:
         raise DecodeError("shift too large to compute")

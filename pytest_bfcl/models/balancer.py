@@ -41,6 +41,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 State = Literal["in rotation", "suspected", "ejected", "half-open", "given up"]
 
@@ -54,6 +55,13 @@ PROBE_TIMEOUT = 10.0  # a one-token request; a busy server answers it well withi
 MONITOR_INTERVAL = 0.25  # seconds between looks for stalls and probes due
 _EWMA_WEIGHT = 0.2  # weight of a new latency in the average
 _RECENT = 64  # answers remembered for the stall threshold
+
+
+def endpoint_url(base_url: str, route: str) -> str:
+    """``route`` appended to the path of ``base_url``, its query kept after it (gateways such
+    as Azure's take ``?api-version=...`` on the base URL)."""
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + route))
 
 
 @dataclass(frozen=True)
@@ -98,11 +106,11 @@ class Replica:
 
     @property
     def chat_url(self) -> str:
-        return self.base_url.rstrip("/") + "/chat/completions"
+        return endpoint_url(self.base_url, "/chat/completions")
 
     @property
     def models_url(self) -> str:
-        return self.base_url.rstrip("/") + "/models"
+        return endpoint_url(self.base_url, "/models")
 
     @property
     def usable(self) -> bool:

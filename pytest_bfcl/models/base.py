@@ -109,6 +109,9 @@ class StepReply(BaseModel):
     output_tokens: int | None = None
     reasoning: str | None = None
     cached: bool = False
+    # Set when the step is no answer of the model's to score (a context refusal ends the
+    # conversation as a failure: pytest_bfcl.scoring.CONTEXT_EXCEEDED).
+    finish_reason: str | None = None
 
 
 class ModelSpecError(ValueError):

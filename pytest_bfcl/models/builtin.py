@@ -42,8 +42,15 @@ def pytest_bfcl_make_model(
             raise ModelSpecError("replay needs a directory: --bfcl-model=replay:DIR")
         from pytest_bfcl.models.replay import ReplayModel
 
-        samples = settings.samples if settings is not None else 1
-        return ReplayModel(Path(directory), scoring, samples)
+        if settings is None:
+            return ReplayModel(Path(directory), scoring)
+        # a stored line holds a conversation at most (twice: result and log), escaped
+        return ReplayModel(
+            Path(directory),
+            scoring,
+            settings.samples,
+            max_line_bytes=4 * settings.max_entry_bytes,
+        )
     if settings is None or source is None:
         raise ModelSpecError(f"unknown model {spec!r}: use 'oracle' or 'replay:DIR'")
     if source.unpacked_root is None:
@@ -64,7 +71,11 @@ def _endpoint_model(
 
     cache = None
     if not settings.no_cache:
-        cache = ResponseCache(settings.cache_dir or Path(".bfcl-cache"), refresh=settings.refresh)
+        cache = ResponseCache(
+            settings.cache_dir or Path(".bfcl-cache"),
+            refresh=settings.refresh,
+            max_bytes=12 * max(settings.max_response_bytes, 8 * 2**20) + 2**16,
+        )
     texts = load_texts(unpacked_root)
     if settings.server_cmd:
         from pytest_bfcl.models.server_cmd import make_served_model

@@ -3,7 +3,9 @@
 Each entry is one JSON file written atomically (temporary file, then rename), so a run killed at
 any moment, even by ``kill -9``, leaves only complete entries, and a rerun resumes from them.
 A file that cannot be read, or holds something other than a response record, is a miss: the
-request is sent again and the file rewritten, with one warning per file.
+request is sent again and the file rewritten, with one warning per file. Records are read
+bounded (:data:`MAX_RECORD_BYTES`), and only from regular files: a symlink to ``/dev/zero``, a
+FIFO or a directory in a record's place is a miss too.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from pytest_bfcl.files import content_key
+from pytest_bfcl.files import WritePlace, content_key, read_regular_file
 
 
 def cache_key(data: Any) -> str:
@@ -31,9 +33,13 @@ def cache_key(data: Any) -> str:
         return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
+# The largest record read back: one made from an answer at the largest --bfcl-max-response-bytes
+# worth keeping, written as ASCII JSON (a non-ASCII character can take 12 bytes as escapes).
+MAX_RECORD_BYTES = 12 * 8 * 2**20 + 2**16
+
 # What a record must hold to be used: the model's output and its measurements, of these types.
 _RECORD_FIELDS: dict[str, tuple[type, ...]] = {
-    "result": (str, list, dict),
+    "result": (str, list),
     "tool_call_ids": (list,),
     "latency": (int, float, type(None)),
     "input_tokens": (int, type(None)),
@@ -57,6 +63,15 @@ def record_problem(record: Any) -> str | None:
         value = record.get(name)
         if name in record and (not isinstance(value, types) or isinstance(value, bool)):
             return f"its {name!r} is a {type(value).__name__}"
+    result = record["result"]
+    if isinstance(result, list) and not all(
+        isinstance(call, dict) and len(call) == 1 and isinstance(next(iter(call)), str)
+        for call in result
+    ):
+        return "its 'result' is not what a server answers (text, or calls as {name: arguments})"
+    ids = record.get("tool_call_ids", [])
+    if not all(isinstance(i, str) for i in ids):
+        return "its 'tool_call_ids' are not all text"
     return None
 
 
@@ -79,10 +94,14 @@ def _write_atomic(path: Path, record: dict[str, Any]) -> None:
 
 
 class ResponseCache:
-    def __init__(self, directory: Path, refresh: bool = False) -> None:
+    def __init__(
+        self, directory: Path, refresh: bool = False, max_bytes: int = MAX_RECORD_BYTES
+    ) -> None:
         self.directory = directory
+        self.max_bytes = max_bytes  # records larger than this are a miss
         self.refresh = refresh  # ignore what is stored, overwrite with new responses
         self.unusable: set[Path] = set()  # files warned about (once each)
+        self.place = WritePlace("response cache")
         self._lock = threading.Lock()
 
     def _path(self, key: str) -> Path:
@@ -93,11 +112,15 @@ class ResponseCache:
             return None
         path = self._path(key)
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            # bounded, and a regular file only: a FIFO would block, /dev/zero never ends
+            record = json.loads(read_regular_file(path, self.max_bytes).decode("utf-8"))
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, RecursionError) as exc:
-            self._unusable(path, f"it cannot be read ({type(exc).__name__}: {exc})")
+        except OSError as exc:
+            self._unusable(path, f"it cannot be read ({exc.strerror or exc})")
+            return None
+        except (ValueError, RecursionError) as exc:
+            self._unusable(path, f"it cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
             return None
         problem = record_problem(record)
         if problem is not None:
@@ -118,4 +141,14 @@ class ResponseCache:
         )
 
     def put(self, key: str, record: dict[str, Any]) -> None:
-        _write_atomic(self._path(key), record)
+        """Store a record; a full or read-only disk stops the cache's writes with one warning
+        (the answers are still scored, a rerun asks again)."""
+        if self.place.stopped:
+            return
+        path = self._path(key)
+        try:
+            _write_atomic(path, record)
+        except IsADirectoryError:  # this record's place only (warned when it was read)
+            return
+        except OSError as exc:
+            self.place.failed(path, exc)

@@ -5,10 +5,13 @@ Requests go out as plain JSON on a bounded HTTP client (:mod:`pytest_bfcl.web.tr
 ``--bfcl-timeout`` is a deadline for the whole request (connect, send, every byte of the
 answer), and an answer is read up to ``--bfcl-max-response-bytes``. Server trouble (429, 5xx,
 timeouts, dropped connections) is retried with exponential back-off and jitter; when retries run
-out the entry is an infrastructure error, not a model failure. A server that answers nothing at
-all, refuses connections, or rejects every request (401/403/404) stops the session once. A
-malformed answer (bad JSON arguments, odd shapes, unknown tool, no choice, an oversized body) is
-stored as the model's output and scored like any other.
+out the entry is an infrastructure error, not a model failure; so is a 200 that holds no model
+message (an error object, no choices, no message), which is never cached. A server that answers
+nothing at all, refuses connections, or rejects every request (401/403/404) stops the session
+once. A malformed answer (bad JSON arguments, odd shapes of the message, unknown tool, an
+oversized body) is stored as the model's output and scored like any other; a request refused as
+longer than the model's context window is the model's failure too (as the leaderboard scores
+it), not cached.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import json
 import math
 import os
 import random
+import re
 import socket
 import threading
 import time
@@ -38,7 +42,9 @@ from pytest_bfcl.models.function_docs import (
     to_openai_tools,
     with_language_hints,
 )
-from pytest_bfcl.scoring import TRUNCATED, ScoringOptions
+from pytest_bfcl.redact import url_credentials
+from pytest_bfcl.scoring import CONTEXT_EXCEEDED, TRUNCATED, ScoringOptions
+from pytest_bfcl.settings import credentials_problem
 from pytest_bfcl.web.transport import (
     Cancel,
     bounded_client,
@@ -65,6 +71,15 @@ ERROR_BODY_BYTES = 64 * 1024  # enough of an error answer to quote its message
 PROBE_TIMEOUT = 15.0  # seconds for the probe before generation (it needs no generation)
 PROBE_BODY_BYTES = 4 * 2**20  # a /models listing (OpenAI's is about 10 kB)
 _MAX_TOKENS = 10**12  # a token count beyond this is not a count
+# How servers word a request longer than the model's context window (OpenAI, vLLM, SGLang,
+# llama.cpp, TGI, gateways), answered with one of these statuses.
+_CONTEXT_STATUSES = (400, 413, 422)
+_CONTEXT_WORDS = re.compile(
+    r"context[ _-]?(length|window|size)|maximum model length|max_model_len"
+    r"|prompt is too long|input is too long|too many (input |prompt )?tokens"
+    r"|tokens \+ `?max_new_tokens`? must be <=",
+    re.IGNORECASE,
+)
 
 
 # Where requests go and what they carry, read from the environment variables the OpenAI SDK
@@ -152,7 +167,9 @@ class _Failure(Exception):
     - ``busy``: 429: retried after the server's delay; the server is alive;
     - ``refused``: any other 4xx: the request itself is refused; not retried;
     - ``cancelled``: the balancer took a stalled replica out of rotation mid-request; retried
-      on another replica at once.
+      on another replica at once;
+    - ``context``: a 4xx saying the request is longer than the model's context window: the
+      model's failure (the leaderboard scores it so), not retried, not cached.
     """
 
     def __init__(
@@ -241,8 +258,14 @@ def _transport_failure(exc: Exception, url: str, timeout: float) -> _Failure:
     return _Failure("silent", f"the connection to {url} failed: {_one_line(str(exc)) or exc!r}")
 
 
-def _status_failure(status: int, url: str, text: str, retry_after: float | None) -> _Failure:
+def _status_failure(
+    status: int, url: str, text: str, retry_after: float | None, body: bytes = b""
+) -> _Failure:
     where = f"HTTP {status} from {url}" + (f": {text}" if text else "")
+    if status in _CONTEXT_STATUSES and _CONTEXT_WORDS.search(
+        body.decode("utf-8", "replace") or text
+    ):
+        return _Failure("context", text or where)
     if status in (401, 403):
         return _Failure(
             "fatal",
@@ -350,7 +373,12 @@ class OpenAIChatModel:
 
     def _replica(self, base_url: str | None) -> Replica:
         key = os.environ.get(self.settings.api_key_env) or "EMPTY"  # local servers need none
-        return Replica(resolved_base_url(base_url), request_headers(key))
+        url = resolved_base_url(base_url)
+        masked = url_credentials(url)
+        if masked is not None:  # $OPENAI_BASE_URL (the option's value is checked earlier)
+            where = "--bfcl-base-url" if base_url else "$OPENAI_BASE_URL"
+            raise SetupError(credentials_problem(masked, where))
+        return Replica(url, request_headers(key))
 
     def metadata(self) -> dict[str, Any]:
         s = self.settings
@@ -435,7 +463,10 @@ class OpenAIChatModel:
         if record is not None:
             return record, True
         record = self._transformed(self._complete(request))
-        self.cache.put(key, record)
+        # A context refusal is the server's limit, not an answer: a rerun on a server with a
+        # longer window asks again.
+        if record.get("finish_reason") != CONTEXT_EXCEEDED:
+            self.cache.put(key, record)
         return record, False
 
     def _transformed(self, record: dict[str, Any]) -> dict[str, Any]:
@@ -467,6 +498,10 @@ class OpenAIChatModel:
                     body, cut, length = self._post(replica, payload)
                 record = self._record(body, time.perf_counter() - started, cut, length)
             except _Failure as failure:
+                if failure.kind == "context":  # an answer: the server is there, the model fails
+                    latency = time.perf_counter() - started
+                    self._note_success(replica, handle, latency)
+                    return self._context_record(str(failure), latency)
                 last = failure
                 if handle.cancelled:
                     last = _Failure(
@@ -560,7 +595,7 @@ class OpenAIChatModel:
                     text, _ = _read_capped(response, ERROR_BODY_BYTES)
                     detach_cancel()
                     raise _status_failure(
-                        response.status_code, url, _error_text(text), _retry_after(response)
+                        response.status_code, url, _error_text(text), _retry_after(response), text
                     )
                 body, cut = _read_capped(response, self.settings.max_response_bytes)
                 detach_cancel()  # answered: a cancel must not reach the pooled connection now
@@ -701,6 +736,21 @@ class OpenAIChatModel:
         }
 
     @staticmethod
+    def _context_record(message: str, latency: float) -> dict[str, Any]:
+        """A request refused as longer than the model's context window: the model's failure,
+        with the server's words in place of an answer (:mod:`pytest_bfcl.check.oversized`)."""
+        return {
+            "result": f"[the request was refused: longer than the model's context window "
+            f"({_one_line(message)}); not scored]",
+            "tool_call_ids": [],
+            "latency": round(latency, 4),
+            "input_tokens": None,
+            "output_tokens": None,
+            "reasoning": None,
+            "finish_reason": CONTEXT_EXCEEDED,
+        }
+
+    @staticmethod
     def _completion_record(body: bytes, latency: float) -> dict[str, Any]:
         """The stored record of a chat completion (the response's JSON, read as plain data;
         any field of an odd shape reads as absent or as text, never as calls)."""
@@ -718,7 +768,8 @@ class OpenAIChatModel:
         first = choices[0] if isinstance(choices, list) and choices else None
         choice = first if isinstance(first, dict) else {}
         message = choice.get("message")
-        message = message if isinstance(message, dict) else {}
+        if not isinstance(message, dict):
+            raise _Failure("silent", _not_a_completion(response, choices))
         tool_calls = message.get("tool_calls")
         calls = (
             [c for c in tool_calls if isinstance(c, dict)] if isinstance(tool_calls, list) else []
@@ -741,6 +792,23 @@ class OpenAIChatModel:
             "reasoning": _text(message.get("reasoning_content") or message.get("reasoning")),
             "finish_reason": _text(choice.get("finish_reason")),
         }
+
+
+def _not_a_completion(response: dict[str, Any], choices: Any) -> str:
+    """Why a 200 answer holds no model message (gateways such as OpenRouter and LiteLLM
+    answer an upstream failure with a 200 and an error object): infrastructure, retried,
+    never cached or scored."""
+    error = response.get("error")
+    if error:
+        text = _error_text(json.dumps({"error": error}, ensure_ascii=True).encode())
+        return f"the server answered 200 with an error instead of a completion: {text}"
+    if not isinstance(choices, list) or not choices:
+        if choices is None:
+            shown = "no choices"
+        else:
+            shown = "empty choices" if choices == [] else "choices that are not a list"
+        return f"the server answered 200 with {shown} instead of a completion"
+    return "the server answered 200 with a choice that holds no message"
 
 
 def _served_models(body: bytes) -> list[str]:

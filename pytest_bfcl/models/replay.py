@@ -6,16 +6,19 @@ the reference's evaluator does (reasoning was split off when the answer was gene
 from __future__ import annotations
 
 import json
+import re
+import stat
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.dataset.layout import GROUP_DIRS, ResultLayout
 from pytest_bfcl.decode.reasoning import joined_reasoning
 from pytest_bfcl.errors import SetupError
 from pytest_bfcl.models.base import Generation, ModelBase, NotGenerated, Task
-from pytest_bfcl.scoring import ScoringOptions
+from pytest_bfcl.scoring import TRUNCATED, ScoringOptions
 
 
 class ReplayError(SetupError):
@@ -62,6 +65,9 @@ def _record(raw: bytes, path: Path, lineno: int) -> dict[str, Any] | None:
         raise ReplayError(f"{path}:{lineno}: invalid JSON: {str(exc)[:200]}") from None
     if not isinstance(record, dict) or "id" not in record or "result" not in record:
         raise ReplayError(f"{path}:{lineno}: expected an object with 'id' and 'result'")
+    if not isinstance(record["id"], str):
+        shown = "null" if record["id"] is None else f"a {type(record['id']).__name__}"
+        raise ReplayError(f"{path}:{lineno}: 'id' must be a string, not {shown}")
     return record
 
 
@@ -84,6 +90,41 @@ def _count(value: Any) -> int | None:
     return int(sum(numbers)) if numbers else None
 
 
+# The longest result line read (4 x the default --bfcl-max-entry-bytes): a conversation's
+# record holds its history twice (result and log). A longer line is never held whole.
+MAX_LINE_BYTES = 64 * 2**20
+_HEAD_BYTES = 4096  # where an over-long line's id is looked for
+_ID_AT_START = re.compile(rb'^\s*\{\s*"id"\s*:\s*"((?:[^"\\]|\\.){1,300})"')
+
+
+def _lines(fh: BinaryIO, limit: int) -> Iterator[tuple[bytes, bool]]:
+    """The file's lines, each read up to ``limit`` bytes: a longer one is given as its first
+    bytes (and ``True``), the rest skipped in pieces, never held whole."""
+    while raw := fh.readline(limit + 1):
+        if len(raw) <= limit or raw.endswith(b"\n"):
+            yield raw, False
+            continue
+        head = raw[:_HEAD_BYTES]
+        del raw
+        while (rest := fh.readline(2**20)) and not rest.endswith(b"\n"):
+            pass
+        yield head, True
+
+
+def _over_long(head: bytes, path: Path, lineno: int, limit: int) -> dict[str, Any]:
+    """The record of a line over the cap: the model's failure when its id comes first (as the
+    reference writes it), like an answer cut at --bfcl-max-response-bytes."""
+    match = _ID_AT_START.match(head)
+    if match is None:
+        raise ReplayError(
+            f"{path}:{lineno}: the line is longer than {limit} bytes and does not start with "
+            "its id; keep each result under the limit (--bfcl-max-entry-bytes)"
+        )
+    entry_id = json.loads(b'"' + match.group(1) + b'"')
+    note = f"[the stored result was cut: its line is longer than {limit} bytes; not scored]"
+    return {"id": entry_id, "result": note}
+
+
 def sample_roots(directory: Path, samples: int) -> list[Path]:
     """The result directories of ``samples`` repeated samples: ``DIR/sample-1`` ...
     ``DIR/sample-K`` (as ``--bfcl-results-dir`` writes them), each a model's result directory
@@ -103,7 +144,15 @@ def sample_roots(directory: Path, samples: int) -> list[Path]:
 
 
 class ReplayModel(ModelBase):
-    def __init__(self, directory: Path, scoring: ScoringOptions, samples: int = 1) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        scoring: ScoringOptions,
+        samples: int = 1,
+        max_line_bytes: int = MAX_LINE_BYTES,
+    ) -> None:
+        self.max_line_bytes = max_line_bytes
+        self._cut: set[str] = set()  # ids whose line was over the cap (never held whole)
         self.roots = sample_roots(directory, samples)
         self.root = self.roots[0]
         self.name = f"replay:{self.root.name}"
@@ -134,19 +183,25 @@ class ReplayModel(ModelBase):
             for category in categories:
                 self.records(category, sample)
 
-    @staticmethod
-    def _read(path: Path) -> dict[str, dict[str, Any]]:
-        if not path.is_file():
+    def _read(self, path: Path) -> dict[str, dict[str, Any]]:
+        if not path.exists() and not path.is_symlink():
             return {}
         out: dict[str, dict[str, Any]] = {}
         first_line: dict[str, int] = {}
+        limit = self.max_line_bytes
         try:
+            if not stat.S_ISREG(path.stat().st_mode):  # a FIFO blocks, /dev/zero never ends
+                raise ReplayError(f"{path} is not a regular file; store results in one")
             with path.open("rb") as fh:
-                for lineno, raw in enumerate(fh, start=1):
-                    record = _record(raw, path, lineno)
+                for lineno, (raw, cut) in enumerate(_lines(fh, limit), start=1):
+                    record = (
+                        _over_long(raw, path, lineno, limit) if cut else _record(raw, path, lineno)
+                    )
                     if record is None:
                         continue
                     entry_id = str(record["id"])
+                    if cut:
+                        self._cut.add(entry_id)
                     if entry_id in first_line:
                         raise ReplayError(
                             f"{path}:{lineno}: id {entry_id!r} appears again (first at line "
@@ -155,7 +210,7 @@ class ReplayModel(ModelBase):
                     first_line[entry_id] = lineno
                     out[entry_id] = record
         except OSError as exc:
-            raise ReplayError(f"cannot read {path}: {exc}") from exc
+            raise ReplayError(f"cannot read {path}: {exc.strerror or exc}") from None
         return out
 
     def generate(self, task: Task) -> Generation:
@@ -173,4 +228,5 @@ class ReplayModel(ModelBase):
             input_tokens=_count(record.get("input_token_count")),
             output_tokens=_count(record.get("output_token_count")),
             reasoning=joined_reasoning(record.get("reasoning_content")),
+            finish_reason=TRUNCATED if entry_id in self._cut else None,
         )

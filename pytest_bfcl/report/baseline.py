@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pytest_bfcl.dataset.categories import category_of_id
-from pytest_bfcl.files import write_json_atomic
+from pytest_bfcl.files import loads_bounded, read_regular_file, write_json_atomic
 
 BASELINE_FORMAT = "pytest-bfcl-baseline/3"
 # Read as well: the second format (one verdict per entry, no stamps) and the first, checked
@@ -119,12 +119,19 @@ def baseline_data(
 
 
 def load_baseline(path: Path) -> Baseline:
+    """A baseline from its file; every problem is a :class:`BaselineError` naming the file.
+    Read bounded: at most 256 MiB (a full run's baseline is about 300 kB), nested at most 64
+    deep (one is 4 deep), a regular file only."""
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        raw = loads_bounded(read_regular_file(Path(path), 256 * 2**20).decode("utf-8"), 64)
     except OSError as exc:
-        raise BaselineError(f"cannot read baseline {path}: {exc}") from exc
-    except json.JSONDecodeError as exc:
-        raise BaselineError(f"baseline {path} is not JSON: {exc}") from exc
+        raise BaselineError(f"cannot read baseline {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise BaselineError(
+            f"baseline {path} is not UTF-8 text (byte {exc.start}: {exc.reason})"
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise BaselineError(f"baseline {path} is not JSON: {exc}") from None
     if not isinstance(raw, dict) or raw.get("format") not in (BASELINE_FORMAT, *LEGACY_FORMATS):
         raise BaselineError(
             f"{path} is not a pytest-bfcl baseline (expected format {BASELINE_FORMAT!r}, "

@@ -4,6 +4,7 @@ session collected)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import natural_key
-from pytest_bfcl.files import write_json_atomic
+from pytest_bfcl.files import os_error_text, write_json_atomic
 from pytest_bfcl.report.baseline import Baseline, save_baseline, version_note
 from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.completeness import incompleteness
@@ -25,6 +26,7 @@ from pytest_bfcl.report.markdown import markdown_summary
 from pytest_bfcl.report.render import gate_block, score_table
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import replica_lines, usage_line
+from pytest_bfcl.scoring import CONTEXT_ERROR_TYPE
 from pytest_bfcl.settings import Settings
 
 # Characters of a failure's reason in the terminal list.
@@ -74,6 +76,8 @@ class FinishedRun:
     gate: GateResult | None
     incomplete: list[str]
     written: list[tuple[str, Path]]  # (what, where), for the closing lines
+    # (what, where, why): report files a full or read-only disk refused
+    not_written: list[tuple[str, Path, str]] = field(default_factory=list)
 
 
 def finish_run(outcome: RunOutcome) -> FinishedRun:
@@ -101,47 +105,75 @@ def finish_run(outcome: RunOutcome) -> FinishedRun:
 
 
 def write_reports(outcome: RunOutcome, finished: FinishedRun) -> None:
-    settings, written = outcome.settings, finished.written
+    """Every report file the settings ask for. One that cannot be written (a full or
+    read-only disk) is one line in the closing part; the others are written all the same."""
+    settings = outcome.settings
     metadata = {**outcome.metadata, "finished_at": datetime.now(timezone.utc).isoformat()}
     scores, gate = finished.scores, finished.gate
-    if settings.report_path is not None:
-        write_json_atomic(Path(settings.report_path), json_report(outcome, finished))
-        written.append(("JSON report", Path(settings.report_path)))
-    if settings.html_path is not None:
-        from pytest_bfcl.report.html import write_html  # only runs that ask for it load it
 
-        records = [EntryRecord.model_validate(r) for r in outcome.records]
-        write_html(Path(settings.html_path), records, outcome.functions, scores, gate, metadata)
-        written.append(("HTML report", Path(settings.html_path)))
-    if settings.save_baseline_path is not None:
-        portable = {**metadata, "dataset": {**metadata["dataset"], "data_dir": None}}
-        save_baseline(
-            Path(settings.save_baseline_path),
-            outcome.board.verdicts,
-            portable,  # no machine-specific paths in a file meant to be committed
-            scores.model_dump(mode="json")["categories"],
-            {name: len(ids) for name, ids in outcome.board.expected.items()},
-            outcome.board.rates,
-        )
-        written.append(("baseline", Path(settings.save_baseline_path)))
+    def write(what: str, path: Path | None, action: Callable[[Path], Any]) -> None:
+        if path is None:
+            return
+        try:
+            action(path)
+        except OSError as exc:
+            finished.not_written.append((what, path, os_error_text(exc)))
+        else:
+            finished.written.append((what, path))
+
+    write(
+        "JSON report",
+        settings.report_path,
+        lambda p: write_json_atomic(p, json_report(outcome, finished)),
+    )
+    write("HTML report", settings.html_path, lambda p: _write_html(p, outcome, finished, metadata))
+    write(
+        "baseline",
+        settings.save_baseline_path,
+        lambda p: _save_baseline(p, outcome, finished, metadata),
+    )
     if settings.csv_dir is not None:
         tables = csv_tables(scores, outcome.model_name, outcome.board.latencies)
-        write_csv_tables(Path(settings.csv_dir), tables)
-        written.append(("CSV tables", Path(settings.csv_dir)))
+        write("CSV tables", settings.csv_dir, lambda p: write_csv_tables(p, tables))
     if settings.chart_path is not None:
-        title = f"BFCL V4: {outcome.model_name}"
-        Path(settings.chart_path).write_text(svg_chart(scores, gate, title), "utf-8")
-        written.append(("chart", Path(settings.chart_path)))
+        chart = svg_chart(scores, gate, f"BFCL V4: {outcome.model_name}")
+        write("chart", settings.chart_path, lambda p: p.write_text(chart, "utf-8"))
     if outcome.junit_path is not None and outcome.junit_path.is_file():
-        add_summary_testcases(outcome.junit_path, scores, gate)
-        written.append(("junit", outcome.junit_path))
+        write("junit", outcome.junit_path, lambda p: add_summary_testcases(p, scores, gate))
     if outcome.results_root is not None:
-        written.append(("generations", outcome.results_root))
+        finished.written.append(("generations", outcome.results_root))
     if outcome.step_summary is not None:
         html = settings.html_path.name if settings.html_path is not None else None
-        with open(outcome.step_summary, "a", encoding="utf-8") as fh:
-            fh.write(markdown_summary(scores, metadata, gate, html))
-        written.append(("step summary", outcome.step_summary))
+        summary = markdown_summary(scores, metadata, gate, html)
+        write("step summary", outcome.step_summary, lambda p: _append(p, summary))
+
+
+def _write_html(
+    path: Path, outcome: RunOutcome, finished: FinishedRun, metadata: dict[str, Any]
+) -> None:
+    from pytest_bfcl.report.html import write_html  # only runs that ask for it load it
+
+    records = [EntryRecord.model_validate(r) for r in outcome.records]
+    write_html(path, records, outcome.functions, finished.scores, finished.gate, metadata)
+
+
+def _save_baseline(
+    path: Path, outcome: RunOutcome, finished: FinishedRun, metadata: dict[str, Any]
+) -> None:
+    portable = {**metadata, "dataset": {**metadata["dataset"], "data_dir": None}}
+    save_baseline(
+        path,
+        outcome.board.verdicts,
+        portable,  # no machine-specific paths in a file meant to be committed
+        finished.scores.model_dump(mode="json")["categories"],
+        {name: len(ids) for name, ids in outcome.board.expected.items()},
+        outcome.board.rates,
+    )
+
+
+def _append(path: Path, text: str) -> None:
+    with open(path, "a", encoding="utf-8", errors="backslashreplace") as fh:
+        fh.write(text)
 
 
 def json_report(outcome: RunOutcome, finished: FinishedRun) -> dict[str, Any]:
@@ -211,6 +243,12 @@ def closing_sections(outcome: RunOutcome, finished: FinishedRun) -> list[tuple[s
         allowed = " (allowed by --bfcl-allow-incomplete)" if settings.allow_incomplete else ""
         scores += ["", f"incomplete run{allowed}: entries not scored"]
         scores += [f"  {line}" for line in finished.incomplete]
+    refused = sum(f.error_type == CONTEXT_ERROR_TYPE for f in outcome.failures)
+    if refused:
+        scores.append(
+            f"{refused} {'entry' if refused == 1 else 'entries'} refused by the server as longer "
+            "than the model's context window (scored as failures, as the leaderboard does)"
+        )
     usage = usage_line(outcome.usage) if outcome.usage else None
     if usage:
         scores.append(usage)
@@ -238,6 +276,10 @@ def closing_sections(outcome: RunOutcome, finished: FinishedRun) -> list[tuple[s
         width = max(len(what) for what, _ in finished.written)
         lines = [f"{what:<{width}}  {path}" for what, path in finished.written]
         sections.append(("BFCL files written", lines))
+    if finished.not_written:
+        width = max(len(what) for what, _, _ in finished.not_written)
+        lines = [f"{what:<{width}}  {path}: {why}" for what, path, why in finished.not_written]
+        sections.append(("BFCL files not written", lines))
     return sections
 
 

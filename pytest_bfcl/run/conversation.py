@@ -15,6 +15,7 @@ their backends (memory stores, web search) come from the run's services.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from pytest_bfcl.backends.base import BackendServices
@@ -32,6 +33,7 @@ from pytest_bfcl.models.function_docs import (
     system_prompt,
     with_language_hints,
 )
+from pytest_bfcl.scoring import CONTEXT_EXCEEDED, ENTRY_BUDGET_EXCEEDED
 
 
 def _assistant_message(reply: StepReply, mode: str) -> dict[str, Any]:
@@ -79,8 +81,10 @@ class Conversation:
         long_context: LongContext | None = None,
         services: BackendServices | None = None,
         initial_config: dict[str, Any] | None = None,
+        budget: int | None = None,
     ) -> None:
-        """``initial_config`` replaces the entry's own (a memory conversation's snapshot)."""
+        """``initial_config`` replaces the entry's own (a memory conversation's snapshot);
+        ``budget``: the bytes the conversation may hold and resend (``--bfcl-max-entry-bytes``)."""
         self.task = task
         self.model = model
         self.mode = mode
@@ -99,6 +103,11 @@ class Conversation:
         self.reasoning: list[list[str]] = []
         self.force_quit = False
         self.all_cached = True
+        # Why the conversation ended as the model's failure before its end (a context refusal).
+        self.finish_reason: str | None = None
+        self.refusal: Any = None
+        self.budget = budget
+        self.held = 0  # bytes of the history so far (as JSON), counted against the budget
 
     def run(self) -> Generation:
         for turn, messages in enumerate(self.task.entry.question):
@@ -146,8 +155,31 @@ class Conversation:
         """The entry's memory store, when it has one."""
         return next((b for b in self.env.instances.values() if isinstance(b, MemoryBackend)), None)
 
+    def _over_budget(self, messages: list[dict[str, Any]]) -> bool:
+        """Count messages about to join the history against the entry's budget, before they
+        do; when they would take it over, the conversation ends as the model's failure (a
+        model answering megabytes a step would otherwise have its growing history held and
+        resent at every step)."""
+        if self.budget is None:
+            return False
+        try:
+            size = sum(len(json.dumps(m, ensure_ascii=True, default=str)) for m in messages)
+        except (ValueError, RecursionError):
+            size = self.budget + 1
+        if self.held + size <= self.budget:
+            self.held += size
+            return False
+        self.force_quit, self.finish_reason = True, ENTRY_BUDGET_EXCEEDED
+        self.refusal = (
+            f"[the conversation was ended: it outgrew its budget of {self.budget} bytes "
+            f"(--bfcl-max-entry-bytes): {self.held} bytes held, {size} more to add; not scored]"
+        )
+        return True
+
     def _run_turn(self, turn: int, messages: list[dict[str, Any]]) -> None:
         messages = self._turn_messages(turn, messages)
+        if self._over_budget(messages):
+            return
         self.history.extend(messages)
         turn_log: dict[str, Any] = {"begin_of_turn_query": copy.deepcopy(messages)}
         steps: list[Any] = []
@@ -170,8 +202,16 @@ class Conversation:
             steps.append(reply.result)
             timing.append((reply.latency, reply.input_tokens, reply.output_tokens))
             thoughts.append(reply.reasoning or "")
+            if reply.finish_reason == CONTEXT_EXCEEDED:  # the history outgrew the window
+                self.force_quit, self.finish_reason = True, CONTEXT_EXCEEDED
+                self.refusal = reply.result
+                turn_log[f"step_{step}"] = [{"role": "handler_log", "content": reply.result}]
+                break
             # The reasoning is recorded, never sent back: some servers refuse it in a history.
-            self.history.append(_assistant_message(reply, self.mode))
+            said_message = _assistant_message(reply, self.mode)
+            if self._over_budget([said_message]):
+                break
+            self.history.append(said_message)
             said: dict[str, Any] = {"role": "assistant", "content": reply.result}
             if reply.reasoning:
                 said["reasoning_content"] = reply.reasoning
@@ -190,7 +230,10 @@ class Conversation:
             results = self.env.execute(calls)
             step_log.append({"role": "handler_log", "content": "decoded", "decoded": calls})
             step_log.extend({"role": "tool", "content": r} for r in results)
-            self.history.extend(_result_messages(reply, calls, results, self.mode))
+            fed_back = _result_messages(reply, calls, results, self.mode)
+            if self._over_budget(fed_back):
+                break
+            self.history.extend(fed_back)
             step += 1
             if step > self.texts.maximum_steps:
                 self.force_quit = True
@@ -220,9 +263,13 @@ class Conversation:
             return sum(values) if values else None
 
         latency = total(self.latency)
+        refused = self.finish_reason is not None
         return Generation(
             id=self.task.entry.id,
-            result=self.results,
+            # a context refusal or an outgrown budget: its note is the result, as the
+            # leaderboard stores an error
+            result=self.refusal if refused else self.results,
+            finish_reason=self.finish_reason,
             latency=round(latency, 4) if latency is not None else None,
             input_tokens=total(self.input_tokens),
             output_tokens=total(self.output_tokens),

@@ -21,7 +21,7 @@ from typing import Any
 
 from pytest_bfcl.dataset.layout import ResultLayout
 from pytest_bfcl.dataset.models import Entry
-from pytest_bfcl.files import write_json_atomic
+from pytest_bfcl.files import WritePlace, write_json_atomic
 from pytest_bfcl.models.base import Generation
 
 # Runs one prerequisite conversation from a snapshot; gives its generation and the new snapshot.
@@ -53,6 +53,7 @@ class MemoryFlow:
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._snapshots: dict[tuple[str, str], dict[str, Any] | None] = {}
         self._failures: dict[tuple[str, str], str] = {}
+        self.place = WritePlace("memory snapshots")
 
     def final_path(self, category: str, scenario: str) -> Path:
         return self.layout.final_snapshot(category, scenario)
@@ -79,31 +80,50 @@ class MemoryFlow:
             return self._snapshots[key]
 
     def _shared_snapshot(self, category: str, scenario: str) -> dict[str, Any] | None:
-        """Under a file lock: this session's finished snapshot, or run the prerequisites."""
+        """Under a file lock: this session's finished snapshot, or run the prerequisites. Where
+        the snapshots cannot be written (a full or read-only disk), this process runs them for
+        itself, after one warning."""
         final = self.final_path(category, scenario)
-        final.parent.mkdir(parents=True, exist_ok=True)
         marker = final.with_suffix(".session")
-        with open(final.with_suffix(".lock"), "w") as lock_file:
+        try:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            lock_file = open(final.with_suffix(".lock"), "w")  # noqa: SIM115 (closed below)
+        except OSError as exc:
+            self.place.failed(final.parent, exc)
+            return self._run(category, scenario)
+        with lock_file:
             fcntl.flock(lock_file, fcntl.LOCK_EX)
             try:
                 if marker.exists() and marker.read_text() == self.session and final.exists():
                     data: dict[str, Any] | None = json.loads(final.read_text(encoding="utf-8"))
                     return data
                 snapshot = self._run(category, scenario)
-                marker.write_text(self.session)
+                if not self.place.stopped:  # the snapshot files are whole: others may read them
+                    self._store(marker, marker.write_text, self.session)
                 return snapshot
             finally:
                 fcntl.flock(lock_file, fcntl.LOCK_UN)
+
+    def _store(self, path: Path, write: Callable[..., Any], *args: Any) -> None:
+        """``write(*args)`` on a snapshot file, unless this place failed before; its first
+        failure is one warning, and the flow goes on with the snapshot in memory."""
+        if self.place.stopped:
+            return
+        try:
+            write(*args)
+        except OSError as exc:
+            self.place.failed(path, exc)
 
     def _run(self, category: str, scenario: str) -> dict[str, Any] | None:
         snapshot: dict[str, Any] | None = None
         checkpoints = self.layout.checkpoint_dir(category)
         final = self.final_path(category, scenario)
-        final.unlink(missing_ok=True)  # a stale one must not outlive a failed run
+        self._store(final, final.unlink, True)  # missing_ok: no stale one after this
         for entry in self.prerequisites(category, scenario):
             generation, snapshot = self.run_prerequisite(entry, snapshot)
-            write_json_atomic(checkpoints / f"{entry.id}.json", snapshot, indent=4)
-            write_json_atomic(final, snapshot, indent=4)
+            checkpoint = checkpoints / f"{entry.id}.json"
+            self._store(checkpoint, write_json_atomic, checkpoint, snapshot, 4)
+            self._store(final, write_json_atomic, final, snapshot, 4)
             if self.on_generation is not None:
                 self.on_generation(generation, category)
         return snapshot

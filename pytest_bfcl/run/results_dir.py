@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_bfcl.dataset.categories import category_of_id, sort_key
 from pytest_bfcl.dataset.layout import ResultLayout, model_dir_name
+from pytest_bfcl.files import WritePlace, json_bytes
 from pytest_bfcl.models.base import Generation
 
 
@@ -51,37 +52,65 @@ class ResultsWriter:
     def __init__(self, directory: Path, model: str) -> None:
         self.root = directory / model_dir_name(model)
         self.layout = ResultLayout(self.root)
+        # a full or read-only disk: one warning, then nothing more is written (scoring goes on)
+        self.place = WritePlace("results directory")
 
     def path_for(self, category: str) -> Path:
         return self.layout.category_file(category)
 
     def write(self, generation: Generation, path: Path | None = None) -> None:
-        """Append one generation (safe across processes), to its category's file or ``path``."""
+        """Append one generation (safe across processes), to its category's file or ``path``:
+        one whole line, or nothing (a write that fails half-way is cut off again)."""
+        if self.place.stopped:
+            return
         path = path or self.path_for(category_of_id(generation.id))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(result_record(generation), ensure_ascii=False, default=str) + "\n"
-        with path.open("a", encoding="utf-8") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                fh.write(line)
-                fh.flush()
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        line = json_bytes(result_record(generation), default=str) + b"\n"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _append_whole(path, line)
+        except OSError as exc:
+            self.place.failed(path, exc)
 
     def finalize(self) -> list[Path]:
-        """Rewrite every result file sorted in dataset order, one record per id."""
-        written = []
+        """Rewrite every result file sorted in dataset order, one record per id (not after a
+        failed write: the files hold whole lines as they are)."""
+        written: list[Path] = []
+        if self.place.stopped:
+            return written
         for path in sorted(self.root.rglob("BFCL_v4_*_result.json")):
-            records: dict[str, str] = {}
-            with path.open(encoding="utf-8") as fh:
-                for line in fh:
-                    if line.strip():
-                        records[json.loads(line)["id"]] = (
-                            line if line.endswith("\n") else line + "\n"
-                        )
-            ordered = sorted(records, key=sort_key)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text("".join(records[i] for i in ordered), encoding="utf-8")
-            os.replace(tmp, path)
+            records: dict[str, bytes] = {}
+            try:
+                with path.open("rb") as fh:
+                    for line in fh:
+                        if line.strip():
+                            records[json.loads(line)["id"]] = line.rstrip(b"\n") + b"\n"
+                ordered = sorted(records, key=sort_key)
+                tmp = path.with_suffix(f".tmp{os.getpid()}")
+                try:
+                    tmp.write_bytes(b"".join(records[i] for i in ordered))
+                    os.replace(tmp, path)
+                finally:
+                    tmp.unlink(missing_ok=True)
+            except OSError as exc:
+                self.place.failed(path, exc)
+                break
             written.append(path)
         return written
+
+
+def _append_whole(path: Path, line: bytes) -> None:
+    """Append ``line`` under an exclusive lock; if the disk fails half-way, the file is cut
+    back to where it was, so it never ends in half a line."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view) :]
+        except OSError:
+            os.ftruncate(fd, start)
+            raise
+    finally:
+        os.close(fd)  # releases the lock

@@ -118,6 +118,7 @@ class ConversationWiring:
             self.long_context_for(entry),
             self.services(),
             config,
+            budget=self.settings.max_entry_bytes,
         )
 
     def question_snapshot(self, entry: Entry) -> dict[str, Any] | None:
