@@ -8,12 +8,14 @@ from collections.abc import Iterable
 import pytest
 
 from pytest_bfcl.dataset.categories import Category
+from pytest_bfcl.kinds import kind_of
 
 
 def marker_names(category: Category) -> list[str]:
     names = ["bfcl", f"bfcl_{category.name}", f"bfcl_{category.group}"]
-    if category.kind.value in ("memory", "web_search"):
-        names.append(f"bfcl_{category.kind.value}")
+    marker = kind_of(category).marker
+    if marker:
+        names.append(f"bfcl_{marker}")
     return list(dict.fromkeys(names))
 
 

@@ -170,8 +170,8 @@ def test_dotted_names_in_function_calling_mode():
     d = doc(name="a.b", x={"type": "integer"})
     expected = [{"a.b": {"x": [1]}}]
     fc = CheckOptions(underscore_to_dot=True)
-    assert check_calls([d], [{"a_b": {"x": 1}}], expected, "simple_python", fc).valid
-    result = check_calls([d], [{"a_b": {"x": 1}}], expected, "simple_python", PY)
+    assert check_calls([d], [{"a_b": {"x": 1}}], expected, "simple", fc).valid
+    result = check_calls([d], [{"a_b": {"x": 1}}], expected, "simple", PY)
     assert result.error_type == "simple_function_checker:wrong_func_name"
 
 
@@ -179,7 +179,7 @@ def test_call_counts():
     d = doc(x={"type": "integer"})
     expected = [{"f": {"x": [1]}}]
     assert (
-        check_calls([d], [], expected, "simple_python", PY).error_type
+        check_calls([d], [], expected, "simple", PY).error_type
         == "simple_function_checker:wrong_count"
     )
     assert (

@@ -8,8 +8,8 @@ from pytest_bfcl.dataset.categories import (
     category_of_id,
     expand_categories,
     index_of_id,
-    sort_key,
 )
+from pytest_bfcl.kinds import sort_key
 
 
 def test_collections_expand_in_canonical_order():

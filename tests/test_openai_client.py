@@ -256,7 +256,7 @@ def test_verdicts_worked_out_ahead_reach_their_items_and_a_scoring_error_is_rais
 ):
     from collections import Counter
 
-    from pytest_bfcl.run import engine as engine_module
+    from pytest_bfcl.kinds import kind_of
     from pytest_bfcl.run.engine import BfclRun
     from pytest_bfcl.settings import Settings
 
@@ -271,15 +271,16 @@ def test_verdicts_worked_out_ahead_reach_their_items_and_a_scoring_error_is_rais
     ids = [entry.id for entry in run.entries_for("live_relevance")]
     broken = ids[3]
     scored: Counter[str] = Counter()
-    real = engine_module.evaluate_single_turn
+    relevance = kind_of("live_relevance")
+    real = relevance.score
 
-    def checker(entry, answer, result, scoring):
+    def checker(entry, answer, result, context):
         scored[entry.id] += 1
         if entry.id == broken:
             raise RuntimeError("a checker bug")
-        return real(entry, answer, result, scoring)
+        return real(entry, answer, result, context)
 
-    monkeypatch.setattr(engine_module, "evaluate_single_turn", checker)
+    monkeypatch.setattr(relevance, "score", checker)
     try:
         run.prefetch(ids)
         for entry_id in ids:

@@ -32,6 +32,9 @@ class MemoryBackend(Backend):
 
     # Text shown in the memory instruction when there is nothing to show.
     EMPTY_CONTEXT: ClassVar[str] = ""
+    # One memory the model rewrites whole (the instruction then shows it as one), rather than
+    # core and archival parts.
+    UNIFIED: ClassVar[bool] = False
 
     def _load_scenario(self, config: dict[str, Any], long_context: LongContext | None) -> None:
         snapshot = config.get("snapshot")
@@ -231,6 +234,7 @@ class MemoryRecSum(MemoryBackend):
 
     DEFAULTS: ClassVar[dict[str, Any]] = {"memory": ""}
     EMPTY_CONTEXT = "There is no content in the memory at this point."
+    UNIFIED = True
 
     memory: str
 

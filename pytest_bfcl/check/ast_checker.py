@@ -71,14 +71,17 @@ def check_calls(
     docs: list[FunctionDoc],
     calls: list[Call],
     expected: list[Expected],
-    category: str,
+    rules: str,
     options: CheckOptions,
 ) -> CheckResult:
-    """Check a decoded call list; ``category`` picks the simple, multiple or parallel rules."""
-    if "parallel" in category:
+    """Check a decoded call list under a category's declared rules (``Category.checker``):
+    ``simple``, ``multiple``, or ``parallel`` and ``parallel_multiple`` (both order-free)."""
+    if rules in ("parallel", "parallel_multiple"):
         return check_parallel_no_order(docs, calls, expected, options)
-    if "multiple" in category:
+    if rules == "multiple":
         return check_multiple(docs, calls, expected, options)
+    if rules != "simple":
+        raise ValueError(f"unknown AST rules {rules!r}: simple, multiple, parallel, or both")
     if len(calls) != 1:
         return CheckResult.fail("simple_function_checker:wrong_count", "Wrong number of functions.")
     return check_one_call(docs[0], calls[0], expected[0], options)

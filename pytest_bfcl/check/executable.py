@@ -35,6 +35,7 @@ from pytest_bfcl.backends.execute import DENIED_NAMES, Environment
 from pytest_bfcl.check.multi_turn import decode_step
 from pytest_bfcl.check.single_turn import evaluate_ast
 from pytest_bfcl.check.verdict import Verdict
+from pytest_bfcl.dataset.categories import CATEGORIES
 from pytest_bfcl.dataset.executable import ExecAnswer
 from pytest_bfcl.dataset.models import AstAnswer, Entry
 from pytest_bfcl.decode.errors import DecodeError
@@ -257,7 +258,7 @@ def evaluate_executable(
         return evaluate_ast(entry, answer, result, options)
     if not isinstance(answer, ExecAnswer):
         raise ValueError(f"{entry.id}: executable checking needs the ground truth")
-    if entry.category == "rest":
+    if CATEGORIES[entry.category].variant == "rest":
         return evaluate_rest(entry, answer, result, options, services)
     return evaluate_exec(entry, answer, result, options, services)
 

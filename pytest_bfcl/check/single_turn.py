@@ -29,12 +29,24 @@ def decode_single_turn(result: Any, entry: Entry, options: ScoringOptions) -> An
 def evaluate_single_turn(
     entry: Entry, answer: AstAnswer | None, result: Any, options: ScoringOptions
 ) -> Verdict:
+    """Score a single-turn entry by its category's declared kind: relevance and irrelevance
+    by whether a call was made, the rest by the AST rules."""
     kind = CATEGORIES[entry.category].kind
     if kind in (Kind.IRRELEVANCE, Kind.RELEVANCE):
-        return evaluate_relevance(entry, result, options)
+        return evaluate_relevance(entry, result, options, expects_call=kind is Kind.RELEVANCE)
     if answer is None:
         raise ValueError(f"{entry.id}: AST checking needs the ground truth")
     return evaluate_ast(entry, answer, result, options)
+
+
+def ast_rules(entry: Entry) -> str:
+    """The AST rules an entry is checked under: its category's, or for a format-sensitivity
+    copy, those of the category it was copied from."""
+    category = category_of_id(entry.source_id) if entry.format_config else entry.category
+    rules = CATEGORIES[category].checker
+    if rules is None:
+        raise ValueError(f"category {category!r} declares no AST rules")
+    return rules
 
 
 def evaluate_ast(entry: Entry, answer: AstAnswer, result: Any, options: ScoringOptions) -> Verdict:
@@ -59,16 +71,12 @@ def evaluate_ast(entry: Entry, answer: AstAnswer, result: Any, options: ScoringO
             decoded=decoded,
             expected=expected,
         )
-    # Format sensitivity: the original id stands in for the category (simple/multiple/parallel).
-    dispatch = entry.source_id if entry.format_config else entry.category
-    if CATEGORIES[entry.category].checker:  # a project's own category names its rules
-        dispatch = CATEGORIES[entry.category].checker or dispatch
     check_options = CheckOptions(
         language=entry.language,
         underscore_to_dot=options.mode == "fc" and options.underscore_to_dot,
     )
     try:
-        outcome = check_calls(entry.function, decoded, expected, dispatch, check_options)
+        outcome = check_calls(entry.function, decoded, expected, ast_rules(entry), check_options)
     except (KeyError, ValueError) as exc:
         # Data the checker cannot read (an unknown type, a ground-truth name without a doc):
         # a failure of this entry with the cause, not an aborted run.
@@ -99,9 +107,11 @@ def evaluate_ast(entry: Entry, answer: AstAnswer, result: Any, options: ScoringO
     )
 
 
-def evaluate_relevance(entry: Entry, result: Any, options: ScoringOptions) -> Verdict:
-    """Irrelevance: success means no call. Relevance: success means at least one call (the
-    arguments are not checked)."""
+def evaluate_relevance(
+    entry: Entry, result: Any, options: ScoringOptions, *, expects_call: bool
+) -> Verdict:
+    """Relevance (``expects_call``): success means at least one call, the arguments are not
+    checked. Irrelevance: success means no call."""
     decoded: Any = None
     failure: str | None = None
     try:
@@ -110,9 +120,8 @@ def evaluate_relevance(entry: Entry, result: Any, options: ScoringOptions) -> Ve
     except DecodeError as exc:
         has_call = False
         failure = str(exc)
-    category = category_of_id(entry.id)
-    base = {"id": entry.id, "category": category, "model_output": result, "decoded": decoded}
-    if "irrelevance" in category:
+    base = {"id": entry.id, "category": entry.category, "model_output": result, "decoded": decoded}
+    if not expects_call:
         if not has_call:
             return Verdict(**base, valid=True)
         return Verdict(

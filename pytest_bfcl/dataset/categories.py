@@ -28,21 +28,22 @@ class Category:
     question_file: str  # file name under the data directory
     answer_file: str | None  # file name under possible_answer/, None when there is no ground truth
     language: str = "python"  # python | java | javascript: selects the checker's value conversion
-    # AST rules (simple | multiple | parallel | parallel_multiple); None: read from the name
+    # AST rules (simple | multiple | parallel | parallel_multiple) of an AST category; format
+    # sensitivity takes each copy's from its source category
     checker: str | None = None
     custom: bool = False  # added by a project through the hooks, not part of the benchmark
-
-    @property
-    def scoring(self) -> bool:
-        return self.kind is not Kind.FORMAT_SENSITIVITY
+    # What sets the category apart within its kind, declared here so that no code reads it from
+    # the name: the memory store (kv | vector | rec_sum), web hits without snippets
+    # (no_snippet), the executable family (exec | rest | sql).
+    variant: str = ""
 
 
 def _file(name: str) -> str:
     return f"BFCL_v4_{name}.json"
 
 
-def _ast(name: str, group: str, language: str = "python") -> Category:
-    return Category(name, group, Kind.AST, _file(name), _file(name), language)
+def _ast(name: str, group: str, checker: str, language: str = "python") -> Category:
+    return Category(name, group, Kind.AST, _file(name), _file(name), language, checker)
 
 
 NON_LIVE = (
@@ -91,15 +92,16 @@ EXECUTABLE = (
 
 def _build_registry() -> dict[str, Category]:
     reg: dict[str, Category] = {}
-    for name in ("simple_python", "multiple", "parallel", "parallel_multiple"):
-        reg[name] = _ast(name, "non_live")
-    reg["simple_java"] = _ast("simple_java", "non_live", "java")
-    reg["simple_javascript"] = _ast("simple_javascript", "non_live", "javascript")
+    reg["simple_python"] = _ast("simple_python", "non_live", "simple")
+    for name in ("multiple", "parallel", "parallel_multiple"):
+        reg[name] = _ast(name, "non_live", name)
+    reg["simple_java"] = _ast("simple_java", "non_live", "simple", "java")
+    reg["simple_javascript"] = _ast("simple_javascript", "non_live", "simple", "javascript")
     reg["irrelevance"] = Category(
         "irrelevance", "non_live", Kind.IRRELEVANCE, _file("irrelevance"), None
     )
     for name in ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"):
-        reg[name] = _ast(name, "live")
+        reg[name] = _ast(name, "live", name.removeprefix("live_"))
     reg["live_irrelevance"] = Category(
         "live_irrelevance", "live", Kind.IRRELEVANCE, _file("live_irrelevance"), None
     )
@@ -109,10 +111,18 @@ def _build_registry() -> dict[str, Category]:
     for name in MULTI_TURN:
         reg[name] = Category(name, "multi_turn", Kind.MULTI_TURN, _file(name), _file(name))
     for name in MEMORY:
-        reg[name] = Category(name, "agentic", Kind.MEMORY, _file("memory"), _file("memory"))
-    for name in WEB_SEARCH:
+        store = name.removeprefix("memory_")
         reg[name] = Category(
-            name, "agentic", Kind.WEB_SEARCH, _file("web_search"), _file("web_search")
+            name, "agentic", Kind.MEMORY, _file("memory"), _file("memory"), variant=store
+        )
+    for name, variant in zip(WEB_SEARCH, ("", "no_snippet"), strict=True):
+        reg[name] = Category(
+            name,
+            "agentic",
+            Kind.WEB_SEARCH,
+            _file("web_search"),
+            _file("web_search"),
+            variant=variant,
         )
     reg[FORMAT_SENSITIVITY] = Category(
         FORMAT_SENSITIVITY,
@@ -129,6 +139,9 @@ def _build_registry() -> dict[str, Category]:
             Kind.EXECUTABLE,
             unused.format("question"),
             unused.format("possible_answer"),
+            # sql is checked as the syntax tree of one sql.execute call
+            checker={"rest": None, "sql": "simple"}.get(name, name.removeprefix("exec_")),
+            variant="exec" if name.startswith("exec_") else name,
         )
     # Keep the registry in the canonical order of ALL.
     return {name: reg[name] for name in (*ALL, *EXECUTABLE)}
@@ -234,23 +247,6 @@ def index_of_id(entry_id: str) -> int:
             raise ValueError(f"malformed BFCL id {entry_id!r}: expected two dashes in {tail!r}")
         tail = tail.split("-", 1)[0]
     return int(tail)
-
-
-def sort_key(entry_id: str) -> tuple[int, str, int]:
-    """The reference's result ordering: prerequisites, web search, single-turn, multi-turn,
-    memory questions."""
-    category = category_of_id(entry_id)
-    if "prereq" in category:
-        priority = 0
-    elif "web_search" in category:
-        priority = 1
-    elif "multi_turn" in category:
-        priority = 3
-    elif "memory" in category:
-        priority = 4
-    else:
-        priority = 2
-    return (priority, category, index_of_id(entry_id))
 
 
 def natural_key(entry_id: str) -> tuple[str, int, str]:

@@ -24,8 +24,8 @@ def model_dir_name(model: str) -> str:
 
 
 def memory_backend(category: str) -> str:
-    """``memory_kv`` -> ``kv``."""
-    return category.removeprefix("memory_")
+    """A memory category's store (``memory_kv`` -> ``kv``), as the category declares it."""
+    return CATEGORIES[category].variant
 
 
 def category_file(category: str) -> PurePosixPath:
@@ -63,5 +63,8 @@ class ResultLayout:
         return self.memory_dir(category) / f"BFCL_v4_memory_{backend}_prereq_result.json"
 
     def holds_results(self) -> bool:
-        """Whether this looks like a model's result root (it has a group directory)."""
-        return any((self.root / group).is_dir() for group in GROUP_DIRS)
+        """Whether this looks like a model's result root: a directory of one of the
+        benchmark's groups, or a result file in a directory of a project's own group."""
+        if any((self.root / group).is_dir() for group in GROUP_DIRS):
+            return True
+        return any(self.root.glob("*/BFCL_v4_*_result.json"))

@@ -19,18 +19,10 @@ from pytest_bfcl.dataset.categories import (
     FORMAT_SENSITIVITY,
     MEMORY_SCENARIOS,
     Category,
-    Kind,
     category_of_id,
 )
 from pytest_bfcl.dataset.fetch import DatasetError, DataSource
-from pytest_bfcl.dataset.models import (
-    AgenticAnswer,
-    Answer,
-    AstAnswer,
-    Entry,
-    FunctionDoc,
-    MultiTurnAnswer,
-)
+from pytest_bfcl.dataset.models import AgenticAnswer, Answer, Entry, FunctionDoc
 from pytest_bfcl.perf import paused_gc
 
 M = TypeVar("M", bound=BaseModel)
@@ -180,40 +172,41 @@ class Dataset:
     # -- entries ------------------------------------------------------------------------------
 
     def entries(self, category: str) -> list[Entry]:
-        """The scored entries of a category, in file order (memory prerequisites excluded)."""
+        """The scored entries of a category, in file order (memory prerequisites excluded),
+        read as its kind reads them."""
         if category not in self._entries:
-            entries = self._load_entries(CATEGORIES[category])
-            _check_unique_ids(CATEGORIES[category], entries)
+            from pytest_bfcl.kinds import kind_of  # the kinds read entries with this class
+
+            cat = CATEGORIES[category]
+            entries = kind_of(cat).load_entries(self, cat)
+            _check_unique_ids(cat, entries)
             self._entries[category] = entries
         return self._entries[category]
 
     def entry_map(self, category: str) -> dict[str, Entry]:
         return {e.id: e for e in self.entries(category)}
 
-    def _load_entries(self, cat: Category) -> list[Entry]:
-        if cat.kind is Kind.FORMAT_SENSITIVITY:
-            return self._format_sensitivity_entries()
-        if cat.kind is Kind.EXECUTABLE:
-            from pytest_bfcl.dataset import executable
+    # What the kinds read their entries with (pytest_bfcl/kinds/).
 
-            return executable.load_entries(self.root, cat, read_jsonl, validate)
+    def question_entries(self, cat: Category) -> list[Entry]:
+        """The category's question file as it is (a project's own ids checked)."""
         raw = self._file_models(cat.question_file, Entry)
-        if cat.kind is Kind.WEB_SEARCH:
-            # Hits carry their snippets except in the no-snippet category.
-            config = {"WebSearchAPI": {"show_snippet": "no_snippet" not in cat.name}}
-            return [
-                self._agentic_entry(
-                    e, e.id.replace("web_search", cat.name, 1), initial_config=config
-                )
-                for e in raw
-            ]
-        if cat.kind is Kind.MEMORY:
-            return self._memory_entries(cat, raw)
-        if cat.kind is Kind.MULTI_TURN:
-            return [self._with_backend_docs(e) for e in raw]
         if cat.custom:
             self._check_custom_ids(cat, raw)
         return raw
+
+    def backend_entries(self, cat: Category) -> list[Entry]:
+        """Questions on simulated applications, with the documentation of their functions."""
+        return [self._with_backend_docs(e) for e in self._file_models(cat.question_file, Entry)]
+
+    def web_search_entries(self, cat: Category) -> list[Entry]:
+        """Web-search questions renamed for the category; hits carry their snippets except in
+        a category declared ``no_snippet``."""
+        config = {"WebSearchAPI": {"show_snippet": cat.variant != "no_snippet"}}
+        return [
+            self._agentic_entry(e, e.id.replace("web_search", cat.name, 1), initial_config=config)
+            for e in self._file_models(cat.question_file, Entry)
+        ]
 
     @staticmethod
     def _check_custom_ids(cat: Category, entries: list[Entry]) -> None:
@@ -252,8 +245,11 @@ class Dataset:
     def _agentic_entry(self, entry: Entry, new_id: str, **update: Any) -> Entry:
         return self._with_backend_docs(entry.model_copy(update=update), new_id)
 
-    def _memory_entries(self, cat: Category, questions: list[Entry]) -> list[Entry]:
-        backend = f"MemoryAPI_{cat.name.removeprefix('memory_')}"
+    def memory_entries(self, cat: Category) -> list[Entry]:
+        """Memory questions on the category's store, grouped by scenario, each depending on
+        its scenario's prerequisite conversations."""
+        questions = self._file_models(cat.question_file, Entry)
+        backend = f"MemoryAPI_{cat.variant}"
         out: list[Entry] = []
         for scenario in MEMORY_SCENARIOS:
             prereq_ids = [
@@ -277,7 +273,7 @@ class Dataset:
     def memory_prerequisites(self, category: str, scenario: str) -> list[Entry]:
         """The prerequisite conversations of one memory scenario, in order, with their ids and
         dependencies rewritten for the memory category."""
-        backend = f"MemoryAPI_{category.removeprefix('memory_')}"
+        backend = f"MemoryAPI_{CATEGORIES[category].variant}"
         raw = self._file_models(f"memory_prereq_conversation/memory_{scenario}.json", Entry)
         out: list[Entry] = []
         for e in raw:
@@ -291,7 +287,7 @@ class Dataset:
             )
         return out
 
-    def _format_sensitivity_entries(self) -> list[Entry]:
+    def format_sensitivity_entries(self) -> list[Entry]:
         path = self.root / CATEGORIES[FORMAT_SENSITIVITY].question_file
         try:
             selection = json.loads(path.read_text(encoding="utf-8"))
@@ -325,47 +321,47 @@ class Dataset:
     # -- ground truth -------------------------------------------------------------------------
 
     def answers(self, category: str) -> dict[str, Answer]:
-        """Ground truth keyed by the category's entry ids (aligned by position, like the
-        reference, for the renamed memory and web-search ids)."""
+        """Ground truth keyed by the category's entry ids, read as its kind reads it."""
         if category not in self._answers:
-            self._answers[category] = self._load_answers(CATEGORIES[category])
+            from pytest_bfcl.kinds import kind_of  # the kinds read answers with this class
+
+            cat = CATEGORIES[category]
+            self._answers[category] = kind_of(cat).load_answers(self, cat)
         return self._answers[category]
 
-    def _load_answers(self, cat: Category) -> dict[str, Answer]:
-        if cat.kind is Kind.FORMAT_SENSITIVITY:
-            out: dict[str, Answer] = {}
-            for entry in self.entries(cat.name):
-                out[entry.id] = self.answers(category_of_id(entry.source_id))[entry.source_id]
-            return out
-        if cat.answer_file is None:
-            return {}
-        if cat.kind is Kind.EXECUTABLE:
-            from pytest_bfcl.dataset import executable
+    # What the kinds read their ground truth with (pytest_bfcl/kinds/).
 
-            entries = self.entries(cat.name)
-            return executable.load_answers(self.root, cat, entries, read_jsonl, validate)  # type: ignore[return-value]
-        answer_models: dict[Kind, type[AstAnswer] | type[MultiTurnAnswer] | type[AgenticAnswer]]
-        answer_models = {
-            Kind.AST: AstAnswer,
-            Kind.MULTI_TURN: MultiTurnAnswer,
-            Kind.MEMORY: AgenticAnswer,
-            Kind.WEB_SEARCH: AgenticAnswer,
-        }
-        model = answer_models[cat.kind]
+    def _answer_models(self, cat: Category, model: type[M]) -> list[M]:
+        if cat.answer_file is None:
+            return []
         answer_path = cat.answer_file
         if not Path(answer_path).is_absolute():  # a project's own categories use full paths
             answer_path = f"possible_answer/{answer_path}"
-        answers = self._file_models(answer_path, model)
-        if cat.kind is Kind.MEMORY:
-            # The memory file lists answers in file order; questions were regrouped by scenario.
-            by_id = {a.id: a for a in answers}
-            return {
-                e.id: by_id[e.id.replace(cat.name, "memory", 1)] for e in self.entries(cat.name)
-            }
+        return self._file_models(answer_path, model)
+
+    def positional_answers(self, cat: Category, model: type[M]) -> dict[str, M]:
+        """Answers aligned with the questions by position, like the reference (the ids of
+        renamed web-search entries differ from their answers')."""
+        if cat.answer_file is None:
+            return {}
+        answers = self._answer_models(cat, model)
         entries = self.entries(cat.name)
         if len(answers) != len(entries):
             raise DatasetError(
                 f"{self.root / 'possible_answer' / cat.answer_file}: {len(answers)} answers for "
                 f"{len(entries)} questions of {cat.name}"
             )
-        return {e.id: a for e, a in zip(entries, answers, strict=True)}  # type: ignore[misc]
+        return {e.id: a for e, a in zip(entries, answers, strict=True)}
+
+    def memory_answers(self, cat: Category) -> dict[str, AgenticAnswer]:
+        """The memory file lists answers in file order; the questions were regrouped by
+        scenario, so they are matched by id."""
+        by_id = {a.id: a for a in self._answer_models(cat, AgenticAnswer)}
+        return {e.id: by_id[e.id.replace(cat.name, "memory", 1)] for e in self.entries(cat.name)}
+
+    def format_sensitivity_answers(self, cat: Category) -> dict[str, Answer]:
+        """Each copy is checked against its source entry's ground truth."""
+        out: dict[str, Answer] = {}
+        for entry in self.entries(cat.name):
+            out[entry.id] = self.answers(category_of_id(entry.source_id))[entry.source_id]
+        return out

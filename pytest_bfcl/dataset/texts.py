@@ -59,13 +59,11 @@ class ProtocolTexts:
     added_functions_prompting: str
     maximum_steps: int
 
-    def memory_instruction(self, category: str, scenario: str, memory_content: str) -> str:
+    def memory_instruction(self, unified: bool, scenario: str, memory_content: str) -> str:
         """The system instruction of a memory conversation: the scenario's persona and the
         memory's current content (one unified memory for rec_sum, core/archival otherwise)."""
         template = (
-            self.memory_instruction_unified
-            if "rec_sum" in category
-            else self.memory_instruction_core_archival
+            self.memory_instruction_unified if unified else self.memory_instruction_core_archival
         )
         if scenario not in self.memory_personas:
             raise DatasetError(f"no persona text for the memory scenario {scenario!r}")

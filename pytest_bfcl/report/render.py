@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from pytest_bfcl.check.verdict import Verdict
+from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.groups import DISPLAY_ORDER, display_label, shown
 from pytest_bfcl.report.completeness import top_reason
 from pytest_bfcl.report.entries import bounded
@@ -137,7 +138,11 @@ def _sampled_note(group: GroupScore) -> str:
 
 def _web_search_skipped(scores: Scores) -> bool:
     """Web search was selected but every entry was skipped (web access off)."""
-    web = [c for n, c in scores.categories.items() if n.startswith("web_search")]
+    web = [
+        c
+        for n, c in scores.categories.items()
+        if n in CATEGORIES and CATEGORIES[n].kind is Kind.WEB_SEARCH
+    ]
     return bool(web) and all(c.total == 0 and c.excluded for c in web)
 
 

@@ -146,7 +146,7 @@ class Conversation:
         memory = self.memory_backend()
         if memory is not None:
             instruction = self.texts.memory_instruction(
-                entry.id, entry.scenario or "", memory._context_dump()
+                memory.UNIFIED, entry.scenario or "", memory._context_dump()
             )
             messages = insert_system_prompt(messages, instruction)
         return messages

@@ -18,17 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl import __version__
-from pytest_bfcl.check.agentic import evaluate_agentic
-from pytest_bfcl.check.multi_turn import MultiTurnOptions, evaluate_multi_turn
 from pytest_bfcl.check.oversized import oversized_answer_verdict
-from pytest_bfcl.check.single_turn import evaluate_single_turn
 from pytest_bfcl.check.verdict import Verdict, combine_samples
 from pytest_bfcl.dataset import known_errors as listed_errors
-from pytest_bfcl.dataset.categories import CATEGORIES, Kind, category_of_id
+from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.dataset.fetch import DatasetError, DataSource, resolve_data_source
 from pytest_bfcl.dataset.load import Dataset
-from pytest_bfcl.dataset.models import AgenticAnswer, Answer, AstAnswer, Entry, MultiTurnAnswer
+from pytest_bfcl.dataset.models import Answer, Entry
 from pytest_bfcl.hookspecs import plugin_manager
+from pytest_bfcl.kinds import kind_of
 from pytest_bfcl.models.base import (
     Generation,
     ModelBase,
@@ -52,9 +50,6 @@ from pytest_bfcl.settings import Settings
 
 __all__ = ["BfclRun", "Skip", "make_model"]
 
-# Kinds that run as multi-step conversations when the model can hold one.
-CONVERSATION_KINDS = (Kind.MULTI_TURN, Kind.MEMORY, Kind.WEB_SEARCH)
-WEB_OFF_REASON = "web search is off in this run (--bfcl-web=off); not counted in the scores"
 # Separates an entry id from its sample number in the scheduler's job keys (never in an id).
 _SAMPLE_SEP = "\x1f"
 
@@ -227,13 +222,8 @@ class BfclRun:
     # -- generation ---------------------------------------------------------------------------
 
     def skip_reason(self, entry: Entry) -> str | None:
-        """Why this entry cannot be scored in this run, or ``None``."""
-        kind = CATEGORIES[entry.category].kind
-        if kind is Kind.WEB_SEARCH and self.settings.web == "off" and self.holds_conversations:
-            return WEB_OFF_REASON
-        if kind is Kind.FORMAT_SENSITIVITY and self.scoring.mode == "fc":
-            return "format sensitivity measures prompting models; run it with --bfcl-mode=prompt"
-        return None
+        """Why this entry cannot be scored in this run (its kind says), or ``None``."""
+        return kind_of(entry.category).skip_reason(self)
 
     @property
     def holds_conversations(self) -> bool:
@@ -297,14 +287,8 @@ class BfclRun:
         return generation.model_copy(update={"details": kept})
 
     def _generate(self, task: Task) -> Generation | Skip:
-        entry = task.entry
-        kind = CATEGORIES[entry.category].kind
         try:
-            if kind in CONVERSATION_KINDS and isinstance(self.model, StepModel):
-                wiring = self.wiring
-                snapshot = wiring.question_snapshot(entry) if kind is Kind.MEMORY else None
-                return wiring.conversation(task, self.model, snapshot).run()
-            return self.model.generate(task)
+            return kind_of(task.entry.category).solve(task, self)
         except NotGenerated as exc:
             return Skip(str(exc))
 
@@ -360,22 +344,7 @@ class BfclRun:
         if oversized is not None:  # an answer cut at --bfcl-max-response-bytes
             return oversized
         answer = self.answer_for(entry)
-        if CATEGORIES[entry.category].kind is Kind.EXECUTABLE:
-            # Imported here: its API client and HTTP stack only matter to these categories.
-            from pytest_bfcl.check.executable import evaluate_executable
-
-            services = self.wiring.services()
-            return evaluate_executable(entry, answer, generation.result, self.scoring, services)
-        if isinstance(answer, MultiTurnAnswer):
-            options = MultiTurnOptions(self.scoring.mode, strict=self.settings.strict_multi_turn)
-            long_context = self.wiring.long_context_for(entry)
-            return evaluate_multi_turn(entry, answer, generation.result, options, long_context)
-        if CATEGORIES[entry.category].kind in (Kind.MEMORY, Kind.WEB_SEARCH):
-            agentic = answer if isinstance(answer, AgenticAnswer) else None
-            return evaluate_agentic(entry, agentic, generation.result, self.scoring.mode)
-        if answer is not None and not isinstance(answer, AstAnswer):
-            raise TypeError(f"{entry.id}: unexpected ground truth type {type(answer).__name__}")
-        return evaluate_single_turn(entry, answer, generation.result, self.scoring)
+        return kind_of(entry.category).score(entry, answer, generation.result, self)
 
     def answer_for(self, entry: Entry) -> Answer | None:
         """The ground truth an entry is scored against: the pinned one, or its correction for

@@ -49,9 +49,9 @@ def probe_executable(
     if web is None or web.mode not in ("live", "record"):
         return {}
     skips: dict[str, str] = {}
-    if "rest" in selected:
+    if any(CATEGORIES[c].variant == "rest" for c in selected):
         skips.update(_probe_rest(dataset, services))
-    exec_categories = [c for c in selected if c.startswith("exec_")]
+    exec_categories = [c for c in selected if CATEGORIES[c].variant == "exec"]
     if exec_categories:
         skips.update(_probe_exec(dataset, services, exec_categories))
     return skips

@@ -8,9 +8,10 @@ import importlib.util
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pytest_bfcl.dataset.categories import CATEGORIES, Kind
+from pytest_bfcl.dataset.categories import CATEGORIES
 from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.errors import SetupError
+from pytest_bfcl.kinds import KindSpec, kind_of
 from pytest_bfcl.models.replay import ReplayError
 
 if TYPE_CHECKING:
@@ -18,19 +19,13 @@ if TYPE_CHECKING:
 
 _find_spec = importlib.util.find_spec  # (tests replace it)
 
-# Packages a category needs when the model holds its conversations, and the extra that has them.
-NEEDED_PACKAGES: dict[str, tuple[tuple[str, ...], str]] = {
-    "memory_vector": (("torch", "sentence_transformers", "faiss"), "memory"),
-}
-
 
 def preflight(run: BfclRun) -> None:
     """Raise :class:`SetupError` for the first set-up problem of the run."""
     check_data(run)
     check_extras(run)
     check_model(run)
-    check_web(run)
-    check_executable_apis(run)
+    check_kinds(run)
 
 
 def check_data(run: BfclRun) -> None:
@@ -51,7 +46,7 @@ def missing_packages(
 ) -> tuple[list[str], str]:
     """The packages a category needs that are not installed, and the extra that has them."""
     find = find or _find_spec
-    packages, extra = NEEDED_PACKAGES.get(category, ((), ""))
+    packages, extra = kind_of(category).needed_packages(CATEGORIES[category])
     return [p for p in packages if find(p) is None], extra
 
 
@@ -78,22 +73,11 @@ def check_model(run: BfclRun) -> None:
         raise SetupError(str(exc)) from None
 
 
-def check_web(run: BfclRun) -> None:
-    """Web search needs its packages, and network or a recording, before it starts."""
-    selected = any(CATEGORIES[c].kind is Kind.WEB_SEARCH for c in run.settings.categories)
-    if not selected or run.settings.web == "off" or not run.holds_conversations:
-        return
-    web = run.wiring.services().web
-    check = getattr(web, "preflight", None)
-    if check is not None:
-        check()
-
-
-def check_executable_apis(run: BfclRun) -> None:
-    """The executable categories' public APIs: a replay needs their recording; a live run
-    probes them once, and entries whose API does not answer are skipped with the reason."""
-    if not any(CATEGORIES[c].kind is Kind.EXECUTABLE for c in run.settings.categories):
-        return
-    from pytest_bfcl.run.exec_probe import preflight_executable
-
-    run.unavailable.update(preflight_executable(run))
+def check_kinds(run: BfclRun) -> None:
+    """Each kind's own set-up check, once for its selected categories (web access for web
+    search, the public APIs of the executable categories)."""
+    by_kind: dict[KindSpec, list[str]] = {}
+    for category in run.settings.categories:
+        by_kind.setdefault(kind_of(category), []).append(category)
+    for kind, categories in by_kind.items():
+        kind.preflight(run, categories)

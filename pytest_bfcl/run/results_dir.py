@@ -15,9 +15,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pytest_bfcl.dataset.categories import category_of_id, sort_key
+from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.dataset.layout import ResultLayout, model_dir_name
 from pytest_bfcl.files import WritePlace, json_bytes
+from pytest_bfcl.kinds import sort_key
 from pytest_bfcl.models.base import Generation
 
 

@@ -14,8 +14,8 @@ from collections.abc import Callable, Hashable
 from concurrent.futures import CancelledError
 from typing import Any, Generic, TypeVar, cast
 
-from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.models import Entry
+from pytest_bfcl.kinds import kind_of
 
 T = TypeVar("T")
 
@@ -51,25 +51,15 @@ class Progress:
 
 
 def expected_requests(entry: Entry) -> int:
-    """A rough count of the requests an entry needs (turns, for a conversation)."""
-    kind = CATEGORIES[entry.category].kind
-    if kind is Kind.MULTI_TURN:
-        return 2 * len(entry.question)
-    if kind in (Kind.MEMORY, Kind.WEB_SEARCH):
-        return 3
-    return 1
+    """A rough count of the requests an entry needs (its kind says)."""
+    return kind_of(entry.category).requests(entry)
 
 
 def start_order(entry: Entry) -> tuple[int, int]:
     """Longest first: a long conversation started last would leave the server idle while it
-    finishes. Memory questions are interleaved by scenario (the k-th question of each scenario
-    before any (k+1)-th), so the first wave starts every scenario's prerequisites at once
-    instead of queueing behind one scenario."""
-    rank = 0
-    if CATEGORIES[entry.category].kind is Kind.MEMORY:
-        tail = entry.id.rsplit("-", 1)[-1]
-        rank = int(tail) if tail.isdigit() else 0
-    return (-expected_requests(entry), rank)
+    finishes; among equals, the kind's own rank (memory interleaves its scenarios)."""
+    kind = kind_of(entry.category)
+    return (-kind.requests(entry), kind.start_rank(entry))
 
 
 class _Workers(Generic[T]):

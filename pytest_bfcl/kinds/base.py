@@ -1,0 +1,93 @@
+"""What a kind of category declares about itself.
+
+A kind (single-turn AST, relevance, irrelevance, multi-turn, memory, web search, format
+sensitivity, executable) is one :class:`KindSpec`: how its entries and ground truth are read,
+how an entry is solved and scored, what it costs and needs, and where its results go. The
+engine, scheduler, preflight, data loading and reports ask the category's spec
+(:func:`pytest_bfcl.kinds.kind_of`); a category's kind is declared with it
+(``Category.kind``), never read from its name.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from pytest_bfcl.dataset.categories import Category, Kind
+
+if TYPE_CHECKING:
+    from pytest_bfcl.check.verdict import Verdict
+    from pytest_bfcl.dataset.load import Dataset
+    from pytest_bfcl.dataset.models import Answer, Entry
+    from pytest_bfcl.models.base import Generation, ModelBase, Task
+    from pytest_bfcl.run.wiring import ConversationWiring
+    from pytest_bfcl.scoring import ScoringOptions
+    from pytest_bfcl.settings import Settings
+
+
+class RunContext(Protocol):
+    """What a kind reads of the run that solves and scores its entries (``BfclRun``)."""
+
+    settings: Settings
+    scoring: ScoringOptions
+    wiring: ConversationWiring
+    model: ModelBase
+
+    @property
+    def holds_conversations(self) -> bool: ...
+
+
+class KindSpec:
+    """The defaults fit a single-turn kind; each kind overrides what sets it apart."""
+
+    kind: ClassVar[Kind]
+    # Counts in the scores (format sensitivity is a diagnostic beside them).
+    scored: ClassVar[bool] = True
+    # Run here step by step as a conversation when the model answers step by step; otherwise
+    # the model answers the entry whole (as replay does).
+    conversation: ClassVar[bool] = False
+    # Position of the kind's ids in a result file, in the reference's order: prerequisites (0),
+    # web search, single-turn, multi-turn, memory questions.
+    result_order: ClassVar[int] = 2
+    # An extra pytest marker of the kind's items (``bfcl_<marker>``), beside category and group.
+    marker: ClassVar[str | None] = None
+
+    # -- data -------------------------------------------------------------------------------
+
+    def load_entries(self, dataset: Dataset, category: Category) -> list[Entry]:
+        """The category's scored entries, in file order."""
+        return dataset.question_entries(category)
+
+    def load_answers(self, dataset: Dataset, category: Category) -> dict[str, Answer]:
+        """Ground truth by entry id; none by default (the kind needs none)."""
+        return {}
+
+    # -- cost and needs ---------------------------------------------------------------------
+
+    def requests(self, entry: Entry) -> int:
+        """A rough count of the requests an entry needs (turns, for a conversation)."""
+        return 1
+
+    def start_rank(self, entry: Entry) -> int:
+        """Among entries of equal cost, which start first (lower first)."""
+        return 0
+
+    def needed_packages(self, category: Category) -> tuple[tuple[str, ...], str]:
+        """Packages the category needs when its conversations run here, and their extra."""
+        return (), ""
+
+    def preflight(self, run: Any, categories: list[str]) -> None:
+        """A set-up check before generation, for the selected categories of this kind
+        (``run``: the ``BfclRun``); raises ``SetupError`` or records unavailable entries."""
+
+    def skip_reason(self, run: RunContext) -> str | None:
+        """Why this kind's entries are left out of the run's scores, or ``None``."""
+        return None
+
+    # -- solving and scoring ----------------------------------------------------------------
+
+    def solve(self, task: Task, run: RunContext) -> Generation:
+        """The model's answer to one entry (one sample of it)."""
+        return run.model.generate(task)
+
+    def score(self, entry: Entry, answer: Answer | None, result: Any, run: RunContext) -> Verdict:
+        raise NotImplementedError(f"{type(self).__name__} does not score entries")

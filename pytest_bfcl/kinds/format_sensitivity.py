@@ -1,0 +1,42 @@
+"""Format sensitivity: copies of single-turn entries under 26 prompt formats, checked by the
+AST rules of the category each was copied from. A diagnostic of prompting models: outside the
+scores, and left out of function-calling runs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pytest_bfcl.dataset.categories import Category, Kind
+from pytest_bfcl.kinds.base import KindSpec, RunContext
+
+if TYPE_CHECKING:
+    from pytest_bfcl.check.verdict import Verdict
+    from pytest_bfcl.dataset.load import Dataset
+    from pytest_bfcl.dataset.models import Answer, Entry
+
+FC_REASON = "format sensitivity measures prompting models; run it with --bfcl-mode=prompt"
+
+
+class FormatSensitivityKind(KindSpec):
+    kind = Kind.FORMAT_SENSITIVITY
+    scored = False
+
+    def load_entries(self, dataset: Dataset, category: Category) -> list[Entry]:
+        return dataset.format_sensitivity_entries()
+
+    def load_answers(self, dataset: Dataset, category: Category) -> dict[str, Answer]:
+        return dataset.format_sensitivity_answers(category)
+
+    def skip_reason(self, run: RunContext) -> str | None:
+        return FC_REASON if run.scoring.mode == "fc" else None
+
+    def score(self, entry: Entry, answer: Answer | None, result: Any, run: RunContext) -> Verdict:
+        from pytest_bfcl.check.single_turn import evaluate_ast
+        from pytest_bfcl.dataset.models import AstAnswer
+
+        if not isinstance(answer, AstAnswer):
+            raise ValueError(f"{entry.id}: AST checking needs the ground truth")
+        return evaluate_ast(entry, answer, result, run.scoring)
+
+
+FORMAT_SENSITIVITY = FormatSensitivityKind()
