@@ -19,12 +19,12 @@ from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.errors import RunStopped, SetupError
 from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.cache import CacheWarning, ResponseCache
+from pytest_bfcl.models.endpoint_errors import status_failure
 from pytest_bfcl.models.openai_chat import (
     EndpointSettings,
     InferenceError,
     OpenAIChatModel,
     ServerDown,
-    _status_failure,
 )
 from pytest_bfcl.models.oracle_agentic import NOTHING_FOUND, question_move
 from pytest_bfcl.scoring import CONTEXT_EXCEEDED
@@ -274,7 +274,7 @@ def test_a_context_refusal_is_the_models_failure_and_not_cached(server, texts, t
     ],
 )
 def test_context_refusals_as_servers_word_them(status, text, context):
-    failure = _status_failure(status, "http://h/v1/chat/completions", text, None)
+    failure = status_failure(status, "http://h/v1/chat/completions", text, None)
     assert (failure.kind == "context") is context
 
 

@@ -33,7 +33,7 @@ def test_every_kind_has_one_spec_that_names_it():
 
 def test_every_registered_category_has_a_kind_with_what_it_needs():
     for name, category in CATEGORIES.items():
-        spec = kind_of(name)
+        assert kind_of(name).kind is category.kind
         if category.kind is Kind.AST:
             assert category.checker in ("simple", "multiple", "parallel", "parallel_multiple"), name
         if category.kind is Kind.MEMORY:

@@ -191,7 +191,7 @@ def test_xdist_workers_keep_requests_in_flight(pytester, dataset, tmp_path):
 
 
 def test_url_and_headers_come_from_the_sdks_environment_variables(monkeypatch):
-    from pytest_bfcl.models.openai_chat import (
+    from pytest_bfcl.models.endpoint_request import (
         DEFAULT_BASE_URL,
         request_headers,
         resolved_base_url,

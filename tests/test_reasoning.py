@@ -19,7 +19,7 @@ from pytest_bfcl.decode.reasoning import (
     split_think,
 )
 from pytest_bfcl.models.base import Task
-from pytest_bfcl.models.openai_chat import OpenAIChatModel
+from pytest_bfcl.models.endpoint_response import completion_record
 from pytest_bfcl.models.oracle import OracleModel
 from pytest_bfcl.scoring import ScoringOptions
 
@@ -137,7 +137,7 @@ def _body(message: dict) -> bytes:
 def test_fc_keeps_the_reasoning_field_beside_the_tool_calls(field):
     call = {"id": "c0", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
     message = {"role": "assistant", "content": None, "tool_calls": [call], field: "think [g()]"}
-    record = OpenAIChatModel._completion_record(_body(message), 0.5)
+    record = completion_record(_body(message), 0.5)
     assert record["result"] == [{"f": '{"a": 1}'}]
     assert record["reasoning"] == "think [g()]"
     assert apply_reasoning_mode(record, "think-tags")["result"] == [{"f": '{"a": 1}'}]
@@ -145,7 +145,7 @@ def test_fc_keeps_the_reasoning_field_beside_the_tool_calls(field):
 
 def test_a_reasoning_field_that_is_not_text_is_kept_as_text():
     message = {"role": "assistant", "content": "[f(a=1)]", "reasoning_content": [{"f": {}}]}
-    record = OpenAIChatModel._completion_record(_body(message), 0.5)
+    record = completion_record(_body(message), 0.5)
     assert record["reasoning"] == '[{"f": {}}]' and record["result"] == "[f(a=1)]"
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.models.base import ModelSpecError
-from pytest_bfcl.models.openai_chat import EndpointSettings
+from pytest_bfcl.models.endpoint_request import EndpointSettings
 from pytest_bfcl.models.server_process import ServerProcess, free_port
 from pytest_bfcl.models.started_servers import StartedServersModel
 from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args

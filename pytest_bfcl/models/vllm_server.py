@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.models.base import ModelSpecError
-from pytest_bfcl.models.openai_chat import EndpointSettings
+from pytest_bfcl.models.endpoint_request import EndpointSettings
 from pytest_bfcl.models.server_process import (
     ServerProcess,
     ServerStartError,

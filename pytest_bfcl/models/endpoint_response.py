@@ -1,0 +1,142 @@
+"""What an endpoint's answer becomes: the stored record of a chat completion (read as plain
+data; any field of an odd shape reads as absent or as text, never as calls), the record of an
+answer cut at the size cap or refused as too long, and a ``/models`` listing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pytest_bfcl.models.endpoint_errors import Failure, error_text, one_line
+from pytest_bfcl.scoring import CONTEXT_EXCEEDED, TRUNCATED
+
+_MAX_TOKENS = 10**12  # a token count beyond this is not a count
+
+
+def token_count(value: Any) -> int | None:
+    """A usage count as the server reported it, or None when it is not a count."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if 0 <= value < _MAX_TOKENS else None
+    if isinstance(value, float) and value.is_integer() and 0 <= value < _MAX_TOKENS:
+        return int(value)
+    return None
+
+
+def text_of(value: Any) -> str | None:
+    """A text field as text: JSON of anything that is not a string (never a call list)."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=True)
+
+
+def call_name(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=True)
+
+
+def oversized_record(limit: int, latency: float, length: int | None) -> dict[str, Any]:
+    """An answer over the size limit is the model's output, cut: a note in its place, and
+    a finish reason that fails the entry (:mod:`pytest_bfcl.check.oversized`)."""
+    size = f"{length} bytes" if length else "length unknown"
+    return {
+        "result": f"[the answer was cut: larger than {limit} bytes ({size}); not scored]",
+        "tool_call_ids": [],
+        "latency": round(latency, 4),
+        "input_tokens": None,
+        "output_tokens": None,
+        "reasoning": None,
+        "finish_reason": TRUNCATED,
+        "response_truncated": {"limit": limit, "length": length},
+    }
+
+
+def context_record(message: str, latency: float) -> dict[str, Any]:
+    """A request refused as longer than the model's context window: the model's failure,
+    with the server's words in place of an answer (:mod:`pytest_bfcl.check.oversized`)."""
+    return {
+        "result": f"[the request was refused: longer than the model's context window "
+        f"({one_line(message)}); not scored]",
+        "tool_call_ids": [],
+        "latency": round(latency, 4),
+        "input_tokens": None,
+        "output_tokens": None,
+        "reasoning": None,
+        "finish_reason": CONTEXT_EXCEEDED,
+    }
+
+
+def completion_record(body: bytes, latency: float) -> dict[str, Any]:
+    """The stored record of a chat completion (the response's JSON, read as plain data;
+    any field of an odd shape reads as absent or as text, never as calls)."""
+    try:
+        response = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise Failure(
+            "silent", f"the server answered with a body that is not JSON: {exc}"
+        ) from None
+    if not isinstance(response, dict):
+        raise Failure(
+            "silent", f"the server answered with JSON that is not an object: {body[:80]!r}"
+        )
+    choices = response.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    choice = first if isinstance(first, dict) else {}
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise Failure("silent", not_a_completion(response, choices))
+    tool_calls = message.get("tool_calls")
+    calls = [c for c in tool_calls if isinstance(c, dict)] if isinstance(tool_calls, list) else []
+    result: Any
+    if calls:
+        functions: list[Any] = [c.get("function") for c in calls]
+        functions = [f if isinstance(f, dict) else {} for f in functions]
+        result = [{call_name(f.get("name")): f.get("arguments")} for f in functions]
+    else:
+        result = text_of(message.get("content")) or ""
+    usage = response.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    return {
+        "result": result,
+        "tool_call_ids": [text_of(c.get("id")) or "" for c in calls],
+        "latency": round(latency, 4),
+        "input_tokens": token_count(usage.get("prompt_tokens")),
+        "output_tokens": token_count(usage.get("completion_tokens")),
+        "reasoning": text_of(message.get("reasoning_content") or message.get("reasoning")),
+        "finish_reason": text_of(choice.get("finish_reason")),
+    }
+
+
+def not_a_completion(response: dict[str, Any], choices: Any) -> str:
+    """Why a 200 answer holds no model message (gateways such as OpenRouter and LiteLLM
+    answer an upstream failure with a 200 and an error object): infrastructure, retried,
+    never cached or scored."""
+    error = response.get("error")
+    if error:
+        text = error_text(json.dumps({"error": error}, ensure_ascii=True).encode())
+        return f"the server answered 200 with an error instead of a completion: {text}"
+    if not isinstance(choices, list) or not choices:
+        if choices is None:
+            shown = "no choices"
+        else:
+            shown = "empty choices" if choices == [] else "choices that are not a list"
+        return f"the server answered 200 with {shown} instead of a completion"
+    return "the server answered 200 with a choice that holds no message"
+
+
+def served_models(body: bytes) -> list[str]:
+    """The model names of a ``/models`` listing; empty when it cannot be read."""
+    try:
+        payload = json.loads(body)
+    except (ValueError, RecursionError):
+        return []
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, list):
+        return []
+    return [str(m["id"]) for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+
+
+def generation_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """A record's fields for a :class:`Generation` (the cut answer's sizes stay in the stored
+    record; its note and finish reason say the same)."""
+    return {k: v for k, v in record.items() if k != "response_truncated"}
