@@ -63,3 +63,31 @@ def reference_dir() -> Path:
     if not path.is_dir():
         pytest.skip(f"the reference corpora are not present at {path}")
     return path
+
+
+@pytest.fixture
+def gate_env(pytester, dataset, data_source, tmp_path):
+    """Records a baseline in which entries 0..19 fail; returns a runner for later results
+    (tests/gate_scenario.py)."""
+    from gate_scenario import ids, write_results
+
+    base_results = write_results(tmp_path / "base", dataset, ids(range(20)))
+    baseline = tmp_path / "baseline.json"
+    common = [
+        f"--bfcl-data={data_source.data_dir}",
+        "--bfcl-category=simple_python",
+        "-p",
+        "no:cacheprovider",
+    ]
+    first = pytester.runpytest(
+        f"--bfcl-model=replay:{base_results}", f"--bfcl-save-baseline={baseline}", *common
+    )
+    first.assert_outcomes(passed=380, failed=20)
+
+    def run(wrong: set[str], *extra: str, name: str = "now"):
+        results = write_results(tmp_path / name, dataset, wrong)
+        return pytester.runpytest(
+            f"--bfcl-model=replay:{results}", f"--bfcl-baseline={baseline}", *common, *extra
+        )
+
+    return run, baseline

@@ -14,8 +14,6 @@ from pytest_bfcl.dataset.models import AgenticAnswer
 from pytest_bfcl.models.base import StepReply, StepRequest, Task
 from pytest_bfcl.run.conversation import Conversation
 
-pytest_plugins = ["pytester"]
-
 
 def check(message, expected, mode="fc"):
     entry_answer = AgenticAnswer(id="web_search_0", ground_truth=expected)

@@ -9,8 +9,6 @@ from pathlib import Path
 import pytest
 from gate_scenario import ids
 
-pytest_plugins = ["pytester", "gate_scenario"]  # gate_scenario: the gate_env fixture
-
 
 def test_reports_for_ci(gate_env, tmp_path, monkeypatch):
     xmlschema = pytest.importorskip("xmlschema")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["pytester"]
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "model-repo"
 
 

@@ -11,8 +11,6 @@ from gate_scenario import ids, write_results
 
 from pytest_bfcl.report.gate import GateSettings, compare, mcnemar_exact
 
-pytest_plugins = ["pytester", "gate_scenario"]  # gate_scenario: the gate_env fixture
-
 
 def test_baseline_file_records_verdicts_and_identity(gate_env, data_source):
     _, baseline = gate_env

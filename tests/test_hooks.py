@@ -6,7 +6,6 @@ import json
 import shutil
 from pathlib import Path
 
-pytest_plugins = ["pytester"]
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "custom-hooks"
 
 

@@ -35,8 +35,6 @@ from pytest_bfcl.decode.formats import json_call_list_span
 from pytest_bfcl.decode.limits import MAX_TEXT_CHARS, short_repr
 from pytest_bfcl.report.render import explain_failure
 
-pytest_plugins = ["pytester"]
-
 SAFETY_NET_S = 60  # a hang fails (and ends) the run instead of stalling it
 PEAK_MEMORY_MB = 1_500
 IN_PROCESS_PEAK_MB = 400  # traced allocations while scoring one case

@@ -17,6 +17,7 @@ from fake_web import FakeWeb
 from pytest_bfcl.check.oversized import TRUNCATED, oversized_answer_verdict
 from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.errors import RunStopped, SetupError
+from pytest_bfcl.models import openai_chat
 from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.cache import CacheWarning, ResponseCache
 from pytest_bfcl.models.endpoint_errors import status_failure
@@ -30,7 +31,6 @@ from pytest_bfcl.models.oracle_agentic import NOTHING_FOUND, question_move
 from pytest_bfcl.scoring import CONTEXT_EXCEEDED
 from pytest_bfcl.web.access import FAILURES_TO_STOP, WebAccess, WebSettings, WebToolsDown
 
-pytest_plugins = ["pytester"]
 CATS = ["live_relevance", "live_irrelevance"]
 
 
@@ -412,7 +412,8 @@ def test_one_dead_replica_does_not_stop_the_run(server, dataset, texts, task):
         ({"always": "drip"}, "does not answer"),
     ],
 )
-def test_probe_names_the_problem(server, texts, setup, expected):
+def test_probe_names_the_problem(server, texts, setup, expected, monkeypatch):
+    monkeypatch.setattr(openai_chat, "PROBE_TIMEOUT", 1.0)  # a dripping server: 1 s, not 15
     for name, value in setup.items():
         setattr(server, name, value)
     model = model_for(server, texts)

@@ -7,8 +7,6 @@ import json
 
 import pytest
 
-pytest_plugins = ["pytester"]
-
 
 @pytest.fixture
 def dotted(dataset, tmp_path):

@@ -13,7 +13,6 @@ import time
 import pytest
 from fake_openai import FakeOpenAI
 
-pytest_plugins = ["pytester"]
 CATS = ["live_parallel", "live_relevance", "live_irrelevance"]
 
 

@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 from result_files import write_oracle_results
 
-pytest_plugins = ["pytester"]
-
 
 @pytest.fixture
 def data_args(data_source) -> list[str]:

@@ -12,7 +12,6 @@ import pytest
 
 from pytest_bfcl.options import OPTIONS
 
-pytest_plugins = ["pytester"]
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
 FLAGS = {opt.flag for opt in OPTIONS}

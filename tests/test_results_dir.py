@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 
-pytest_plugins = ["pytester"]
-
 
 def _args(data_source, *extra):
     return [f"--bfcl-data={data_source.data_dir}", "-p", "no:cacheprovider", *extra]

@@ -21,8 +21,6 @@ from pytest_bfcl.report.gate import GateSettings, evaluate_gate
 from pytest_bfcl.report.scores import ScoreBoard
 from pytest_bfcl.run import preflight
 
-pytest_plugins = ["pytester"]
-
 
 def oracle_results(root: Path, dataset, category: str, group: str, drop=(), wrong=()) -> Path:
     """Oracle fc results for a category in the result layout; ``drop`` left out, ``wrong``

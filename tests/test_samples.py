@@ -18,8 +18,6 @@ from pytest_bfcl.models.oracle import Flakiness
 from pytest_bfcl.report.detection import plan
 from pytest_bfcl.report.stats import mean_interval
 
-pytest_plugins = ["pytester"]
-
 CATEGORIES = "simple_python,live_parallel,irrelevance"
 
 

@@ -22,7 +22,6 @@ from pytest_bfcl.redact import (
 )
 from pytest_bfcl.settings import build_settings
 
-pytest_plugins = ["pytester"]
 TESTS = Path(__file__).resolve().parent
 STAND_IN = f"{sys.executable} {TESTS / 'stand_in_vllm.py'}"
 SENTINEL = "SENTINEL-SECRET-7f3a9c"

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from test_vllm_server import gone, interrupt_while_serving, pids
 
-pytest_plugins = ["pytester"]
 TESTS = Path(__file__).resolve().parent
 SECRET = "sk-test-ServerCmdSecret0123456789"
 COMMAND = (

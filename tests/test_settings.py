@@ -10,8 +10,6 @@ from pydantic import ValidationError
 
 from pytest_bfcl.settings import OPTIONS, RULES, Settings, build_settings
 
-pytest_plugins = ["pytester"]
-
 
 def rejection(**values: object) -> str:
     with pytest.raises(ValueError) as info:

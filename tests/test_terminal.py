@@ -8,8 +8,6 @@ from pathlib import Path
 import pytest
 from result_files import write_oracle_results
 
-pytest_plugins = ["pytester"]
-
 
 def _all_wrong(root: Path, dataset, category: str = "simple_python") -> Path:
     spoil = {e.id: "no" for e in dataset.entries(category)}

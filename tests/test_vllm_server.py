@@ -18,7 +18,6 @@ import pytest
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.vllm_server import replica_devices
 
-pytest_plugins = ["pytester"]
 TESTS = Path(__file__).resolve().parent
 STAND_IN = f"{sys.executable} {TESTS / 'stand_in_vllm.py'}"
 

@@ -64,6 +64,7 @@ def test_search_results_with_and_without_snippets(web):
     assert len(bare) == 3 and all(set(hit) == {"title", "href"} for hit in bare)
 
 
+@pytest.mark.extra("web")
 def test_fetch_modes(web):
     env = tools(live(web))
     url = f"{web.base}/page/tea/0"
@@ -162,6 +163,7 @@ def test_each_entry_counts_its_tool_failures(web):
     assert tools(access).instances["WebSearchAPI"].tool_failures == {"search": 0, "fetch": 0}
 
 
+@pytest.mark.extra("web")
 def test_cassette_round_trip_replays_byte_for_byte(web, tmp_path):
     cassette = tmp_path / "cassette"
     recording = WebAccess(
@@ -256,8 +258,8 @@ def test_rate_limits_are_retried_a_bounded_number_of_times():
     assert with_rate_limit_retries(flaky, sleep=lambda s: None)[0]["title"] == "t"
 
 
+@pytest.mark.extra("web")
 def test_duckduckgo_hits_are_mapped_to_the_common_shape(monkeypatch):
-    pytest.importorskip("ddgs")
 
     class FakeDDGS:
         def text(self, query, region, max_results):

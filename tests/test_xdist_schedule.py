@@ -8,8 +8,6 @@ pytest.importorskip("xdist")
 
 from pytest_bfcl.xdist_schedule import SpreadScheduling
 
-pytest_plugins = ["pytester"]
-
 
 class FakeNode:
     def __init__(self, name: str) -> None:
