@@ -27,7 +27,8 @@ for _name in ("numpy", "torch", "faiss", "sentence_transformers"):
 for _name in ("pytest_bfcl.session", "pytest_bfcl.models.builtin", "pytest_bfcl.models.replay",
               "pytest_bfcl.models.oracle", "pytest_bfcl.models.openai_chat",
               "pytest_bfcl.models.vllm_server", "pytest_bfcl.web.access",
-              "pytest_bfcl.check.executable", "pytest_bfcl.models.oracle_executable",
+              "pytest_bfcl.check.executable", "pytest_bfcl.check.rest",
+              "pytest_bfcl.models.oracle_executable",
               "pytest_bfcl.run.exec_probe"):  # fmt: skip
     importlib.import_module(_name)
 

@@ -14,15 +14,8 @@ from exec_api_server import FAKE_KEYS, ApiServer, serve
 
 from pytest_bfcl.backends.base import BackendServices
 from pytest_bfcl.backends.exec_api import ApiClient, ApiRequest, ApiUnavailable
-from pytest_bfcl.check.executable import (
-    Outcome,
-    RestCallError,
-    exec_summary,
-    match_all,
-    match_result,
-    parse_rest_call,
-    rest_mismatch,
-)
+from pytest_bfcl.check.executable import Outcome, exec_summary, match_all, match_result
+from pytest_bfcl.check.rest import RestCallError, parse_rest_call, rest_mismatch
 from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.dataset.categories import COLLECTIONS, EXECUTABLE, expand_categories
 from pytest_bfcl.models.base import Generation
@@ -411,7 +404,7 @@ def test_hostile_outputs_fail_in_bounded_time(dataset, mode, output):
 
 
 def test_a_request_that_cannot_be_sent_is_the_model_failure(dataset):
-    from pytest_bfcl.check.executable import evaluate_rest
+    from pytest_bfcl.check.rest import evaluate_rest
 
     answer = dataset.answers("rest")["rest_0"]
     entry = dataset.entry_map("rest")["rest_0"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pytest_bfcl.dataset.categories import Category, Kind
+from pytest_bfcl.dataset.categories import CATEGORIES, Category, Kind
 from pytest_bfcl.kinds.base import KindSpec, RunContext
 
 if TYPE_CHECKING:
@@ -39,11 +39,25 @@ class ExecutableKind(KindSpec):
         run.unavailable.update(preflight_executable(run))
 
     def score(self, entry: Entry, answer: Answer | None, result: Any, run: RunContext) -> Verdict:
-        # Its API client and HTTP stack only matter to these categories.
-        from pytest_bfcl.check.executable import evaluate_executable
+        """By the category's declared family: ``sql`` by the syntax tree of one
+        ``sql.execute`` call, ``rest`` by the response of the model's request, ``exec`` by
+        running the calls against the real functions."""
+        # Their API client and HTTP stack only matter to these categories.
+        from pytest_bfcl.check.executable import evaluate_exec
+        from pytest_bfcl.check.rest import evaluate_rest
+        from pytest_bfcl.check.single_turn import evaluate_ast
+        from pytest_bfcl.dataset.executable import ExecAnswer
+        from pytest_bfcl.dataset.models import AstAnswer
 
+        variant = CATEGORIES[entry.category].variant
+        if variant == "sql" and isinstance(answer, AstAnswer):
+            return evaluate_ast(entry, answer, result, run.scoring)
+        if not isinstance(answer, ExecAnswer):
+            raise ValueError(f"{entry.id}: executable checking needs the ground truth")
         services = run.wiring.services()
-        return evaluate_executable(entry, answer, result, run.scoring, services)
+        if variant == "rest":
+            return evaluate_rest(entry, answer, result, run.scoring, services)
+        return evaluate_exec(entry, answer, result, run.scoring, services)
 
 
 EXECUTABLE = ExecutableKind()

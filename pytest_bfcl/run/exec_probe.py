@@ -23,13 +23,8 @@ from pytest_bfcl.backends.exec_api import (
     ApiRequestError,
     ApiUnavailable,
 )
-from pytest_bfcl.check.executable import (
-    RestCallError,
-    exec_environment,
-    parse_rest_call,
-    rest_mismatch,
-    run_call,
-)
+from pytest_bfcl.check.executable import exec_environment, run_call
+from pytest_bfcl.check.rest import RestCallError, parse_rest_call, rest_mismatch
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.executable import ExecAnswer, exec_sanity_checks, read_json_lines
 from pytest_bfcl.dataset.load import Dataset
