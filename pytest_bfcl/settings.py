@@ -8,7 +8,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
@@ -23,6 +23,7 @@ from pytest_bfcl.redact import (
     register_secrets_in_url,
     url_credentials,
 )
+from pytest_bfcl.scoring import Mode, Reasoning
 
 DEFAULT_CATEGORIES = "all_scoring"
 
@@ -88,7 +89,7 @@ class Settings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     model: str
-    mode: Literal["fc", "prompt"] = "fc"
+    mode: Mode = "fc"
     categories: tuple[str, ...] = tuple(expand_categories(DEFAULT_CATEGORIES))
     data_dir: Path | None = None
     report_path: Path | None = None
@@ -101,7 +102,7 @@ class Settings(BaseModel):
     leaderboard_model: str | None = None
     # where a thinking model's reasoning is: a field of its own, or <think> blocks in the text
     # too (pytest_bfcl.decode.reasoning)
-    reasoning: Literal["field", "think-tags"] = "field"
+    reasoning: Reasoning = "field"
     # multi-turn: also fail calls made in a turn whose ground truth is empty (off by default,
     # as on the leaderboard)
     strict_multi_turn: bool = False
@@ -510,12 +511,12 @@ WEB_URL = Rule("an http:// or https:// URL with a host", _web_url)
 # Every option's rule, by settings name (a test checks that no option is missing).
 RULES: dict[str, Rule] = {
     "model": TEXT,
-    "mode": choice("fc", "prompt"),
+    "mode": choice(*get_args(Mode)),
     "categories": Rule("category and group names, comma-separated", _categories),
     "strict_multi_turn": SWITCH,
     "underscore_to_dot": SWITCH,
     "leaderboard_model": TEXT,
-    "reasoning": choice("field", "think-tags"),
+    "reasoning": choice(*get_args(Reasoning)),
     "data_dir": EXISTING_DIR,
     "report_path": FILE_TO_WRITE,
     "html_path": FILE_TO_WRITE,

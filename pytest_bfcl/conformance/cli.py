@@ -14,6 +14,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import get_args
 
 from pytest_bfcl.conformance.compare import Comparison, compare_verdicts, render_comparison
 from pytest_bfcl.conformance.junit import JunitError
@@ -40,6 +41,7 @@ from pytest_bfcl.conformance.score_files import (
 from pytest_bfcl.dataset.categories import FORMAT_SENSITIVITY
 from pytest_bfcl.dataset.fetch import DatasetError, default_cache_dir, ensure_pinned_data
 from pytest_bfcl.dataset.registry import LeaderboardModel, load_model_registry, lookup
+from pytest_bfcl.scoring import Mode
 
 EXIT_AGREE, EXIT_DIFFER, EXIT_SETUP = 0, 1, 2
 _SETUP_ERRORS = (SetupError, ResultsError, ScoreFileError, JunitError, DatasetError, ValueError)
@@ -60,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--mode",
-        choices=("fc", "prompt"),
+        choices=get_args(Mode),
         help="pytest-bfcl's mode (default: the way the evaluator decodes the registry's model)",
     )
     parser.add_argument(

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict
 
 from pytest_bfcl.dataset.categories import ALL
 from pytest_bfcl.dataset.layout import GROUP_DIRS as RESULT_GROUP_DIRS
+from pytest_bfcl.dataset.layout import RESULT_FILE_GLOB
 
-RESULT_FILE_GLOB = "BFCL_v4_*_result.json"
 _CATEGORY_IN_NAME = re.compile(r"BFCL_v4_(\w+?)_result\.json$")
 OUTPUT_PREVIEW_CHARS = 200
 

@@ -28,13 +28,21 @@ def memory_backend(category: str) -> str:
     return CATEGORIES[category].variant
 
 
+# Every result file's name: BFCL_v4_<category>_result.json (memory prerequisites included).
+RESULT_FILE_GLOB = "BFCL_v4_*_result.json"
+
+
+def result_file_name(category: str) -> str:
+    return f"BFCL_v4_{category}_result.json"
+
+
 def category_file(category: str) -> PurePosixPath:
     """A category's result file relative to a model's result root."""
     cat = CATEGORIES[category]
     directory = cat.group
     if cat.kind is Kind.MEMORY:
         directory = f"agentic/memory/{memory_backend(category)}"
-    return PurePosixPath(directory, f"BFCL_v4_{category}_result.json")
+    return PurePosixPath(directory, result_file_name(category))
 
 
 @dataclass(frozen=True)
@@ -60,11 +68,11 @@ class ResultLayout:
 
     def prerequisite_file(self, category: str) -> Path:
         backend = memory_backend(category)
-        return self.memory_dir(category) / f"BFCL_v4_memory_{backend}_prereq_result.json"
+        return self.memory_dir(category) / result_file_name(f"memory_{backend}_prereq")
 
     def holds_results(self) -> bool:
         """Whether this looks like a model's result root: a directory of one of the
         benchmark's groups, or a result file in a directory of a project's own group."""
         if any((self.root / group).is_dir() for group in GROUP_DIRS):
             return True
-        return any(self.root.glob("*/BFCL_v4_*_result.json"))
+        return any(self.root.glob(f"*/{RESULT_FILE_GLOB}"))

@@ -20,11 +20,12 @@ import ast
 import difflib
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from pytest_bfcl.dataset.fetch import DatasetError
+from pytest_bfcl.scoring import Mode
 
 MODEL_CONFIG_FILE = "bfcl_eval/constants/model_config.py"
 HANDLER_DIR = "bfcl_eval/model_handler"
@@ -37,7 +38,7 @@ LOCAL_BASE = "OSSHandler"  # the base class of handlers that run a local model o
 # OpenAI handlers read native calls (``{name: arguments_json}``) in fc mode and text with the
 # default prompting decoder otherwise; the local-model base class always decodes text, even
 # for a model registered as fc.
-COMMON_DECODERS: dict[str, Literal["fc", "prompt"] | None] = {
+COMMON_DECODERS: dict[str, Mode | None] = {
     "OpenAICompletionsHandler": None,  # None: as the model's mode
     "OpenAIResponsesHandler": None,
     "OSSHandler": "prompt",
@@ -72,7 +73,7 @@ class LeaderboardModel(BaseModel):
 
     name: str  # the registry key, e.g. "gpt-4.1-2025-04-14-FC"
     display_name: str
-    mode: Literal["fc", "prompt"]
+    mode: Mode
     underscore_to_dot: bool
     handler: str  # the handler class's name, e.g. "OpenAIResponsesHandler"
     api_model_name: str = ""  # the name the vendor API or Hugging Face uses
@@ -93,7 +94,7 @@ class LeaderboardModel(BaseModel):
     extra: dict[str, Any] = {}
 
     @property
-    def decodes_like(self) -> Literal["fc", "prompt"] | None:
+    def decodes_like(self) -> Mode | None:
         """The mode whose standard decoding the evaluator applies to this model's output, or
         None when the model has a decoder of its own (pytest-bfcl's scores may then differ)."""
         if self.decoder not in COMMON_DECODERS:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.dataset.categories import category_of_id
-from pytest_bfcl.dataset.layout import ResultLayout, model_dir_name
+from pytest_bfcl.dataset.layout import RESULT_FILE_GLOB, ResultLayout, model_dir_name
 from pytest_bfcl.files import WritePlace, json_bytes
 from pytest_bfcl.kinds import sort_key
 from pytest_bfcl.models.base import Generation
@@ -78,7 +78,7 @@ class ResultsWriter:
         written: list[Path] = []
         if self.place.stopped:
             return written
-        for path in sorted(self.root.rglob("BFCL_v4_*_result.json")):
+        for path in sorted(self.root.rglob(RESULT_FILE_GLOB)):
             records: dict[str, bytes] = {}
             try:
                 with path.open("rb") as fh:
