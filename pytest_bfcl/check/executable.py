@@ -30,6 +30,7 @@ from pytest_bfcl.backends.executable import ExecutableAPI
 from pytest_bfcl.backends.execute import DENIED_NAMES, Environment
 from pytest_bfcl.check.multi_turn import decode_step
 from pytest_bfcl.check.verdict import Verdict
+from pytest_bfcl.dataset.categories import EXEC
 from pytest_bfcl.dataset.executable import ExecAnswer
 from pytest_bfcl.dataset.models import Entry
 from pytest_bfcl.decode.errors import DecodeError
@@ -38,12 +39,6 @@ from pytest_bfcl.errors import InfrastructureError, ToolUnavailable
 from pytest_bfcl.scoring import ScoringOptions
 
 REAL_TIME_TOLERANCE = 0.20
-EXEC_SUMMARY_CATEGORIES = (
-    "exec_simple",
-    "exec_multiple",
-    "exec_parallel",
-    "exec_parallel_multiple",
-)
 
 
 @dataclass(frozen=True)
@@ -350,7 +345,7 @@ def exec_summary(categories: Mapping[str, Any], pool_rest: bool = False) -> floa
     REST together (100 + 70 entries); with it, the simple part is their pooled accuracy
     (``rest`` must have been scored too)."""
     values = []
-    for name in EXEC_SUMMARY_CATEGORIES:
+    for name in EXEC:
         accuracy = _field(categories.get(name), "accuracy")
         if accuracy is None:
             return None

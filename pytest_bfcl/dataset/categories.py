@@ -80,14 +80,8 @@ ALL_SCORING = SINGLE_TURN + MULTI_TURN + AGENTIC
 ALL = (*ALL_SCORING, FORMAT_SENSITIVITY)
 # The first release's executable categories, shipped unused in V4: outside the overall, out of
 # `all` too (they need live APIs and keys), selected only by name or by `executable`.
-EXECUTABLE = (
-    "exec_simple",
-    "exec_multiple",
-    "exec_parallel",
-    "exec_parallel_multiple",
-    "rest",
-    "sql",
-)
+EXEC = ("exec_simple", "exec_multiple", "exec_parallel", "exec_parallel_multiple")
+EXECUTABLE = (*EXEC, "rest", "sql")
 
 
 def _build_registry() -> dict[str, Category]:

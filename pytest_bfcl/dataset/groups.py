@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from pytest_bfcl.dataset.categories import EXEC, MEMORY, MULTI_TURN, WEB_SEARCH
+
 
 @dataclass(frozen=True)
 class Group:
@@ -49,23 +51,18 @@ GROUPS: tuple[Group, ...] = (
     Group(
         "multi_turn",
         "Multi-Turn",
-        (
-            "multi_turn_base",
-            "multi_turn_miss_func",
-            "multi_turn_miss_param",
-            "multi_turn_long_context",
-        ),
+        MULTI_TURN,
         weight=30,
     ),
-    Group("web_search", "Web Search", ("web_search_base", "web_search_no_snippet"), nested=True),
-    Group("memory", "Memory", ("memory_kv", "memory_vector", "memory_rec_sum"), nested=True),
+    Group("web_search", "Web Search", WEB_SEARCH, nested=True),
+    Group("memory", "Memory", MEMORY, nested=True),
     Group("agentic", "Agentic", ("web_search", "memory"), weight=40),
     # The first release's executable evaluation (opt-in categories): the unweighted mean of
     # the four exec categories, as its leaderboard reported it.
     Group(
         "exec_summary",
         "Exec Summary",
-        ("exec_simple", "exec_multiple", "exec_parallel", "exec_parallel_multiple"),
+        EXEC,
         gated=False,
         optional=True,
     ),
