@@ -13,7 +13,7 @@ every scored entry with the oracle, and pytest alone on as many items that do no
 and without ``-n 2`` (the floor any plugin's run stands on).
 
 Generation (``--generation``): one simulated OpenAI-compatible server in its own process
-(``tests/fake_openai.py``: the ground truth after 100 ms, any number of requests at once,
+(``testing/fake_openai.py``: the ground truth after 100 ms, any number of requests at once,
 keep-alive, no Nagle delay) per row set; first its floor, the same number of requests from a
 minimal client; then ``bfcl generate`` (its plain OpenAI-compatible chat handler with native
 tool calls, 32 threads) and ``pytest --bfcl-model`` (concurrency 32, no cache), on

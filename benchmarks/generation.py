@@ -2,7 +2,7 @@
 allows (a minimal client), and whole-process runs of pytest-bfcl and of the official
 ``bfcl generate`` against it, with their wall time, requests and peak memory.
 
-The server is ``tests/fake_openai.py``: it answers every chat request with the ground truth
+The server is ``testing/fake_openai.py``: it answers every chat request with the ground truth
 after a fixed latency, any number at once, over keep-alive connections with Nagle's delay off.
 """
 
@@ -23,7 +23,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[1]
-TESTS = REPO / "tests"
 LATENCY_S = 0.1
 CONCURRENCY = 32
 
@@ -57,10 +56,8 @@ def simulated_server(
 ) -> Iterator[str]:
     """The base URL (``.../v1``) of a simulated server for these categories, in its own
     process for the duration; ``options``: the server's own (``--capacity N``, faults)."""
-    command = [
-        sys.executable, str(TESTS / "fake_openai.py"), ",".join(categories), str(latency), mode,
-        *options,
-    ]  # fmt: skip
+    server = [sys.executable, "-m", "pytest_bfcl.testing.fake_openai"]
+    command = [*server, ",".join(categories), str(latency), mode, *options]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None

@@ -8,10 +8,8 @@ time, requests, the ideal (requests x latency / concurrency) and the ratio to it
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from generation import served_requests, simulated_server
@@ -19,10 +17,7 @@ from generation import served_requests, simulated_server
 from pytest_bfcl.models.base import Generation
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.settings import Settings
-
-TESTS = Path(__file__).resolve().parents[1] / "tests"
-sys.path.insert(0, str(TESTS))
-from fake_openai import FakeOpenAI  # noqa: E402
+from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
 CATEGORIES = ["simple_python", "multi_turn_base"]
 LATENCY_S = 0.1

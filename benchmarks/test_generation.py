@@ -1,7 +1,7 @@
 """Generation end to end against one simulated server (``pytest benchmarks/test_generation.py
 -s``; about 3 minutes).
 
-The server (``tests/fake_openai.py``, its own process) answers every request with the ground
+The server (``testing/fake_openai.py``, its own process) answers every request with the ground
 truth after 100 ms, any number at once. Each run is a whole pytest process started from a
 directory outside the repository, concurrency 32, no response cache, default output. Reported
 per row: wall time, requests, the ideal (requests x 100 ms / 32), the ratio to it, CPU time and

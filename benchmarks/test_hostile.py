@@ -14,7 +14,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,7 +27,6 @@ from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.decode import DecodeError, PromptFormat, decode_prompting_ast
 from pytest_bfcl.decode.limits import MAX_CONVERTED_CHARS, MAX_TEXT_CHARS
 
-TESTS = Path(__file__).resolve().parents[1] / "tests"
 HOSTILE_TARGET_S = 5.0
 # The heaviest work a stored multi-turn result may ask for: every call it is allowed (500)
 # scanning the largest file one call can write. Bounded, but not small: about 3 s unloaded.
@@ -166,8 +164,7 @@ FLOOD_PEAK_MB = 1024
 def test_flooding_conversations_stay_within_their_budget(tmp_path):
     import resource
 
-    sys.path.insert(0, str(TESTS))
-    from fake_openai import FakeOpenAI
+    from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
     dataset = Dataset(ensure_pinned_data())
     entries = [e.id for e in dataset.entries("multi_turn_base")[:4]]

@@ -26,10 +26,7 @@ import pytest
 
 from pytest_bfcl.dataset.fetch import ensure_pinned_data
 from pytest_bfcl.dataset.load import Dataset
-
-TESTS = Path(__file__).resolve().parents[1] / "tests"
-sys.path.insert(0, str(TESTS))
-from fake_openai import FakeOpenAI  # noqa: E402
+from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
 CATEGORY = "live_simple"
 CAP_S = float(os.environ.get("BFCL_BENCH_CAP_S", "900"))

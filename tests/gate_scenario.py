@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from result_files import write_oracle_results
+from pytest_bfcl.testing.result_files import write_oracle_results
 
 WRONG = "I would rather not call anything."  # a text answer: fails every AST entry
 

@@ -7,12 +7,12 @@ import importlib.util
 import json
 
 import pytest
-from fake_web import FakeWeb
 
 from pytest_bfcl.check.agentic import evaluate_agentic, final_message, normalize_answer
 from pytest_bfcl.dataset.models import AgenticAnswer
 from pytest_bfcl.models.base import StepReply, StepRequest, Task
 from pytest_bfcl.run.conversation import Conversation
+from pytest_bfcl.testing.fake_web import FakeWeb
 
 
 def check(message, expected, mode="fc"):

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-from exec_api_server import FAKE_KEYS, ApiServer, serve
 
 from pytest_bfcl.backends.base import BackendServices
 from pytest_bfcl.backends.exec_api import ApiClient, ApiRequest, ApiUnavailable
@@ -24,6 +23,7 @@ from pytest_bfcl.models.oracle_executable import ORACLE_KNOWN_FAILURES
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.run.exec_probe import probe_executable
 from pytest_bfcl.settings import Settings
+from pytest_bfcl.testing.exec_api_server import FAKE_KEYS, ApiServer, serve
 from pytest_bfcl.web.access import WebAccess, WebSettings
 from pytest_bfcl.web.cassette import CassetteMiss
 

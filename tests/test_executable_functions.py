@@ -307,7 +307,7 @@ WEB_EXAMPLES = [
 
 @pytest.fixture(scope="module")
 def api_base() -> Iterator[str]:
-    from exec_api_server import ApiServer, serve
+    from pytest_bfcl.testing.exec_api_server import ApiServer, serve
 
     with serve(ApiServer()) as base:
         yield base
@@ -315,9 +315,8 @@ def api_base() -> Iterator[str]:
 
 @pytest.fixture
 def web_api(monkeypatch, api_base: str) -> ExecutableAPI:
-    from exec_api_server import FAKE_KEYS
-
     from pytest_bfcl.backends.base import BackendServices
+    from pytest_bfcl.testing.exec_api_server import FAKE_KEYS
     from pytest_bfcl.web.access import WebAccess, WebSettings
 
     monkeypatch.setenv("BFCL_EXEC_API_BASE", api_base)

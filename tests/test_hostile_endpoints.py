@@ -11,8 +11,6 @@ import threading
 import warnings
 
 import pytest
-from fake_openai import FakeOpenAI
-from fake_web import FakeWeb
 
 from pytest_bfcl.check.oversized import TRUNCATED, oversized_answer_verdict
 from pytest_bfcl.check.single_turn import ScoringOptions
@@ -29,6 +27,8 @@ from pytest_bfcl.models.openai_chat import (
 )
 from pytest_bfcl.models.oracle_agentic import NOTHING_FOUND, question_move
 from pytest_bfcl.scoring import CONTEXT_EXCEEDED
+from pytest_bfcl.testing.fake_openai import FakeOpenAI
+from pytest_bfcl.testing.fake_web import FakeWeb
 from pytest_bfcl.web.access import FAILURES_TO_STOP, WebAccess, WebSettings, WebToolsDown
 
 CATS = ["live_relevance", "live_irrelevance"]

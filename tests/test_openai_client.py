@@ -11,7 +11,8 @@ import sys
 import time
 
 import pytest
-from fake_openai import FakeOpenAI
+
+from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
 CATS = ["live_parallel", "live_relevance", "live_irrelevance"]
 

@@ -8,7 +8,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from result_files import write_oracle_results
+
+from pytest_bfcl.testing.result_files import write_oracle_results
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_openai import FakeOpenAI
 
 from pytest_bfcl.check.single_turn import evaluate_single_turn
 from pytest_bfcl.decode.reasoning import (
@@ -22,6 +21,7 @@ from pytest_bfcl.models.base import Task
 from pytest_bfcl.models.endpoint_response import completion_record
 from pytest_bfcl.models.oracle import OracleModel
 from pytest_bfcl.scoring import ScoringOptions
+from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
 PROMPT = ScoringOptions("prompt", False)
 # A call written while thinking: it names a function of no entry, so if it were decoded the

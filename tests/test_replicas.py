@@ -9,15 +9,13 @@ import re
 import subprocess
 import sys
 from contextlib import ExitStack
-from pathlib import Path
 
 import pytest
-from fake_openai import FakeOpenAI
 
 from pytest_bfcl.models import balancer, openai_chat
 from pytest_bfcl.models.vllm_server import free_port
+from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
-TESTS = Path(__file__).resolve().parent
 CATEGORY = "live_simple"  # 258 entries; the simulated server answers 4 of them wrongly
 PASSED, FAILED = 254, 4
 
@@ -125,7 +123,7 @@ def test_every_replica_refusing_stops_before_generation(pytester, tmp_path):
 
 def start_fake_process(*extra: str) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
-        [sys.executable, str(TESTS / "fake_openai.py"), CATEGORY, "0.01", *extra],
+        [sys.executable, "-m", "pytest_bfcl.testing.fake_openai", CATEGORY, "0.01", *extra],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-from result_files import write_oracle_results
 
 from pytest_bfcl.check.oversized import oversized_answer_verdict
 from pytest_bfcl.check.single_turn import ScoringOptions
@@ -20,6 +19,7 @@ from pytest_bfcl.report.completeness import incompleteness, top_reason
 from pytest_bfcl.report.gate import GateSettings, evaluate_gate
 from pytest_bfcl.report.scores import ScoreBoard
 from pytest_bfcl.run import preflight
+from pytest_bfcl.testing.result_files import write_oracle_results
 
 
 def oracle_results(root: Path, dataset, category: str, group: str, drop=(), wrong=()) -> Path:
@@ -494,7 +494,7 @@ cache._write_atomic = read_only_after_two
 def test_disk_faults_are_one_line_each_and_the_run_goes_on(
     pytester, dataset, data_source, tmp_path
 ):
-    from fake_openai import FakeOpenAI
+    from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
     pytester.makeconftest(DISK_FAULTS)
     blocker = tmp_path / "a-file"

@@ -283,12 +283,11 @@ def test_known_errors_are_left_out_of_the_gate_and_marked(
 
 
 def test_each_sample_is_its_own_cached_request_with_its_own_seed(dataset, texts, tmp_path):
-    from fake_openai import FakeOpenAI
-
     from pytest_bfcl.models.base import Task
     from pytest_bfcl.models.cache import ResponseCache
     from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
     from pytest_bfcl.scoring import ScoringOptions
+    from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
     entry = dataset.entries("live_relevance")[0]
     with FakeOpenAI(dataset, ["live_relevance"]) as fake:

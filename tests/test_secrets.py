@@ -22,8 +22,7 @@ from pytest_bfcl.redact import (
 )
 from pytest_bfcl.settings import build_settings
 
-TESTS = Path(__file__).resolve().parent
-STAND_IN = f"{sys.executable} {TESTS / 'stand_in_vllm.py'}"
+STAND_IN = f"{sys.executable} -m pytest_bfcl.testing.stand_in_vllm"
 SENTINEL = "SENTINEL-SECRET-7f3a9c"
 NEEDLE = "7f3a9c"  # in every sentinel variant below
 
@@ -304,7 +303,7 @@ def test_credentials_in_openai_base_url_are_refused(monkeypatch, texts):
 def test_a_base_url_with_credentials_stops_the_run_before_any_request(
     pytester, monkeypatch, dataset
 ):
-    from fake_openai import FakeOpenAI
+    from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
     out = pytester.path / "out"
     with FakeOpenAI(dataset, ["live_parallel"]) as fake:
@@ -323,7 +322,7 @@ def test_a_base_url_with_credentials_stops_the_run_before_any_request(
 def test_a_server_quoting_the_key_encoded_or_cut_short_leaks_nothing(
     pytester, monkeypatch, dataset
 ):
-    from fake_openai import FakeOpenAI
+    from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
     out = pytester.path / "out"
     monkeypatch.setenv("OPENAI_API_KEY", f"env-{SENTINEL}")
@@ -349,7 +348,7 @@ def test_a_server_quoting_the_key_encoded_or_cut_short_leaks_nothing(
     ],
 )
 def test_no_secret_at_rest_after_an_endpoint_run(pytester, monkeypatch, dataset, secret_in_url):
-    from fake_openai import FakeOpenAI
+    from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
     out = pytester.path / "out"
     monkeypatch.setenv("OPENAI_API_KEY", f"env-{SENTINEL}")

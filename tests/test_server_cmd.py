@@ -1,5 +1,5 @@
 """``--bfcl-server-cmd``: any OpenAI-compatible server command started for the session, driven
-with the stand-in server (``stand_in_vllm.py``, which serves the oracle's answers on the port it
+with the stand-in server (``pytest_bfcl.testing.stand_in_vllm``, which serves the oracle's answers on the port it
 is given): start and health wait, the log with secrets masked, one server shared by xdist
 workers, teardown on success, failure and interrupt, a server dying mid-run."""
 
@@ -8,15 +8,13 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from test_vllm_server import gone, interrupt_while_serving, pids
 
-TESTS = Path(__file__).resolve().parent
 SECRET = "sk-test-ServerCmdSecret0123456789"
 COMMAND = (
-    f"{sys.executable} {TESTS / 'stand_in_vllm.py'} serve test-model --host 127.0.0.1 "
+    f"{sys.executable} -m pytest_bfcl.testing.stand_in_vllm serve test-model --host 127.0.0.1 "
     f"--port {{port}} --api-key {SECRET}"
 )
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from result_files import write_oracle_results
+
+from pytest_bfcl.testing.result_files import write_oracle_results
 
 
 def _all_wrong(root: Path, dataset, category: str = "simple_python") -> Path:

@@ -18,8 +18,7 @@ import pytest
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.vllm_server import replica_devices
 
-TESTS = Path(__file__).resolve().parent
-STAND_IN = f"{sys.executable} {TESTS / 'stand_in_vllm.py'}"
+STAND_IN = f"{sys.executable} -m pytest_bfcl.testing.stand_in_vllm"
 
 
 @pytest.fixture

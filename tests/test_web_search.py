@@ -8,11 +8,11 @@ import socket
 import threading
 
 import pytest
-from fake_web import FakeWeb
 
 from pytest_bfcl.backends.base import BackendServices
 from pytest_bfcl.backends.execute import Environment
 from pytest_bfcl.errors import ToolUnavailable
+from pytest_bfcl.testing.fake_web import FakeWeb
 from pytest_bfcl.web.access import WebAccess, WebConfigError, WebSettings
 from pytest_bfcl.web.cassette import CassetteMiss
 from pytest_bfcl.web.fetch import FetchError, check_address, fetch_page

@@ -196,7 +196,7 @@ class FakeOpenAI:
                     listing = [{"id": name, "object": "model"} for name in fake.served_models]
                     return self._send(200, {"object": "list", "data": listing})
                 # request counts, for a server in another process
-                stats = {
+                stats: dict[str, Any] = {
                     "requests": fake.total_requests(),
                     "max_in_flight": fake.max_in_flight,
                     "first_request": fake.first_request,

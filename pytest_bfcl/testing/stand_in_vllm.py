@@ -1,4 +1,5 @@
-"""A stand-in for the ``vllm`` executable: ``stand_in_vllm.py serve MODEL --host H --port P ...``
+"""A stand-in for the ``vllm`` executable: ``python -m pytest_bfcl.testing.stand_in_vllm serve
+MODEL --host H --port P ...``
 serves the test server's oracle answers on that port. Behaviour from the environment:
 
 - ``STANDIN_CATEGORIES``: categories to answer (comma-separated); ``STANDIN_MODE``: fc or prompt
@@ -19,11 +20,8 @@ import os
 import sys
 import threading
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from fake_openai import FakeOpenAI, _Server
+from pytest_bfcl.testing.fake_openai import FakeOpenAI, _Server
 
 
 def main() -> None:
