@@ -25,7 +25,8 @@ from pytest_bfcl.report.html import render_html
 # The record builder and the browser helpers live with the tests; loaded by path, since the
 # tests folder is not a package.
 _spec = importlib.util.spec_from_file_location(
-    "html_report_tests", Path(__file__).resolve().parents[1] / "tests" / "test_html_report.py"
+    "html_report_tests",
+    Path(__file__).resolve().parents[1] / "tests" / "report" / "test_html_report.py",
 )
 assert _spec is not None and _spec.loader is not None
 report_tests: Any = importlib.util.module_from_spec(_spec)

@@ -1,21 +1,16 @@
 """Any OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, llama.cpp, a gateway), in
-function-calling or prompting mode.
+function-calling or prompting mode: the cache, retries, failover, the server-down rule, the
+probe. Requests are built in :mod:`.endpoint_request`, failures classified in
+:mod:`.endpoint_errors`, answers read in :mod:`.endpoint_response`.
 
 Requests go out as plain JSON on a bounded HTTP client (:mod:`pytest_bfcl.web.transport`):
-``--bfcl-timeout`` is a deadline for the whole request (connect, send, every byte of the
-answer), and an answer is read up to ``--bfcl-max-response-bytes``. Server trouble (429, 5xx,
-timeouts, dropped connections) is retried with exponential back-off and jitter; when retries run
-out the entry is an infrastructure error, not a model failure; so is a 200 that holds no model
-message (an error object, no choices, no message), which is never cached. A server that answers
-nothing at all, refuses connections, or rejects every request (401/403/404) stops the session
-once. A malformed answer (bad JSON arguments, odd shapes of the message, unknown tool, an
-oversized body) is stored as the model's output and scored like any other; a request refused as
-longer than the model's context window is the model's failure too (as the leaderboard scores
-it), not cached.
-
-This module sends: the cache, retries, failing over between replicas, the server-down rule and
-the probe. What is sent is built in :mod:`.endpoint_request`, how a failed attempt counts is
-decided in :mod:`.endpoint_errors`, and what an answer becomes in :mod:`.endpoint_response`.
+``--bfcl-timeout`` is a deadline for the whole request, and an answer is read up to
+``--bfcl-max-response-bytes``. Server trouble (429, 5xx, timeouts, dropped connections, a 200
+without a model message) is retried with exponential back-off and jitter, then an
+infrastructure error, never cached. A server that answers nothing, refuses connections, or
+rejects every request (401/403/404) stops the session once. A malformed or oversized answer is
+the model's output, scored like any other; so is a request refused as longer than the model's
+context window (as the leaderboard scores it), not cached.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ def test_oracle_fails_exactly_the_documented_entries(dataset, mode, categories):
             if not run.score(generation).valid:
                 failed.add(entry.id)
     known = project_json("oracle_known_failures.json")[mode]
-    # (the executable categories' known failures are checked by tests/test_executable.py)
+    # (the executable categories' known failures are checked by tests/check/test_executable.py)
     known = {k: v for k, v in known.items() if category_of_id(k) in categories}
     assert failed == set(known)
     assert all(run.expected_failure(entry_id) for entry_id in known)

@@ -18,7 +18,7 @@ from pytest_bfcl.dataset.registry import (
     parse_model_registry,
 )
 
-FIXTURE = Path(__file__).parent / "data" / "conformance" / "model_config_source.txt"
+FIXTURE = Path(__file__).parents[1] / "data" / "conformance" / "model_config_source.txt"
 
 
 @pytest.fixture(scope="module")

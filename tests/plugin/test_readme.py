@@ -12,7 +12,7 @@ import pytest
 
 from pytest_bfcl.options import OPTIONS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")
 FLAGS = {opt.flag for opt in OPTIONS}
 

@@ -3,7 +3,7 @@ record in its data; and, in a real headless Chromium when one is installed, the 
 (filters and their counts, the id search, a multi-turn entry's state difference, no console
 errors).
 
-Screenshots for the docs: ``BFCL_HTML_SCREENSHOTS=docs/images pytest tests/test_html_report.py``.
+Screenshots for the docs: ``BFCL_HTML_SCREENSHOTS=docs/images pytest tests/report/test_html_report.py``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "model-repo"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "model-repo"
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "custom-hooks"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "custom-hooks"
 
 
 def _data(data_source):

@@ -46,7 +46,7 @@ from pytest_bfcl.conformance.score_files import (
 )
 from pytest_bfcl.dataset.fetch import ensure_pinned_data
 
-DATA = Path(__file__).parent / "data" / "conformance"
+DATA = Path(__file__).parents[1] / "data" / "conformance"
 RESULTS = DATA / "results"
 MODEL_DIR = RESULTS / "demo-FC"
 SCORES = DATA / "score" / "demo-FC"
@@ -442,7 +442,7 @@ def test_cli_warns_about_a_model_specific_decoder(
 
 # -- the real thing (opt-in) -------------------------------------------------------------------
 
-SHARED = Path(os.environ.get("BFCL_SHARED_DIR", Path(__file__).parents[2] / "shared"))
+SHARED = Path(os.environ.get("BFCL_SHARED_DIR", Path(__file__).parents[3] / "shared"))
 CORPUS_V0 = SHARED / "reference" / "corpus" / "v0"
 
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "pytest_bfcl"
+PACKAGE = Path(__file__).resolve().parents[2] / "pytest_bfcl"
 
 
 def _unit(path: Path) -> str:
@@ -80,3 +80,19 @@ def test_an_endpoint_run_starts_without_importing_the_openai_sdk():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+# Modules still over the size limit, each waiting to be split; the list may only shrink.
+OVERSIZED = {"session.py", "settings.py", "report/scores.py", "report/html.py"}
+LINE_LIMIT = 450
+
+
+def test_no_module_outside_the_simulated_applications_outgrows_the_limit():
+    sizes = {
+        path.relative_to(PACKAGE).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+        for path in PACKAGE.rglob("*.py")
+        if path.relative_to(PACKAGE).parts[0] != "backends"
+    }
+    over = {name for name, lines in sizes.items() if lines > LINE_LIMIT}
+    assert over <= OVERSIZED, f"over {LINE_LIMIT} lines: {sorted(over - OVERSIZED)}"
+    assert over == OVERSIZED, f"within the limit now, drop from OVERSIZED: {OVERSIZED - over}"

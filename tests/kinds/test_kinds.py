@@ -22,7 +22,7 @@ from pytest_bfcl.markers import marker_names
 from pytest_bfcl.models.replay import resolve_result_root
 from pytest_bfcl.scoring import ScoringOptions
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "custom-hooks" / "acme_tools.json"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "custom-hooks" / "acme_tools.json"
 FC = ScoringOptions("fc", True)
 
 
