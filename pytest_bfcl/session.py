@@ -56,7 +56,7 @@ from pytest_bfcl.report.render import explain_failure
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import Prices, replica_summary, usage_summary
 from pytest_bfcl.run.engine import BfclRun, Skip
-from pytest_bfcl.run.preflight import preflight
+from pytest_bfcl.run.preflight import left_out_line, preflight
 from pytest_bfcl.settings import Settings, build_settings
 
 NODE_PREFIX = "bfcl"
@@ -83,7 +83,10 @@ def start(config: pytest.Config, values: dict[str, Any]) -> None:
         workerinput = getattr(config, "workerinput", None)
         if workerinput is not None and workerinput.get(SERVER_INPUT):
             settings = settings.model_copy(update=json.loads(workerinput[SERVER_INPUT]))
-        run = BfclRun.create(settings, config.hook, session=session_id(config))
+        default_selection = values.get("categories") in (None, "", [])
+        run = BfclRun.create(
+            settings, config.hook, session=session_id(config), default_selection=default_selection
+        )
         if workerinput is not None and workerinput.get(UNAVAILABLE_INPUT):
             run.unavailable.update(json.loads(workerinput[UNAVAILABLE_INPUT]))
         if workerinput is not None and workerinput.get(EJECTED_INPUT):
@@ -363,6 +366,10 @@ class BfclSessionPlugin:
         self.worker_replicas: list[list[dict[str, Any]]] = []  # from each xdist worker
         self.queue_watch = XdistQueueWatch()
 
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        """Categories of the default selection this install cannot run, in one line."""
+        return [left_out_line(self.run.left_out)] if self.run.left_out else []
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """Before anything is generated (and before xdist starts its workers): set-up problems
@@ -571,6 +578,7 @@ class BfclSessionPlugin:
             gate_exclusions=listed_errors.gate_exclusions(
                 set(self.board.verdicts), self.settings.known_errors
             ),
+            left_out=left_out_line(self.run.left_out) if self.run.left_out else None,
         )
 
     @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist

@@ -68,6 +68,8 @@ class RunOutcome:
     results_root: Path | None = None
     # Entries the gate leaves out: those with a known ground-truth error (by default).
     gate_exclusions: frozenset[str] = frozenset()
+    # The line naming categories of the default selection left out for a missing extra.
+    left_out: str | None = None
 
 
 @dataclass
@@ -239,6 +241,8 @@ def closing_sections(outcome: RunOutcome, finished: FinishedRun) -> list[tuple[s
     the files written."""
     settings = outcome.settings
     scores = [*score_table(finished.scores, outcome.metadata)]
+    if outcome.left_out:
+        scores += ["", outcome.left_out]
     if finished.incomplete:
         allowed = " (allowed by --bfcl-allow-incomplete)" if settings.allow_incomplete else ""
         scores += ["", f"incomplete run{allowed}: entries not scored"]
