@@ -70,16 +70,18 @@ EJECTED_INPUT = "bfcl_ejected"  # replicas the controller's checks took out of r
 SESSION_KEY = pytest.StashKey[str]()
 
 
-def start(config: pytest.Config, values: dict[str, Any]) -> None:
+def start(
+    config: pytest.Config, values: dict[str, Any], names: dict[str, str] | None = None
+) -> None:
     """Build the run from the option values and register the session plugin; a set-up problem
-    is a usage error, said once."""
+    is a usage error, said once. ``names``: the options set in the ini file, by their key."""
     if _owns_process(config):
         allow_freezing()
     try:
         for categories in config.hook.pytest_bfcl_add_categories():
             added = add_custom_categories(list(categories or []))
             register_markers(config, (CATEGORIES[name] for name in added))
-        settings = build_settings(values)
+        settings = build_settings(values, names)
         workerinput = getattr(config, "workerinput", None)
         if workerinput is not None and workerinput.get(SERVER_INPUT):
             settings = settings.model_copy(update=json.loads(workerinput[SERVER_INPUT]))

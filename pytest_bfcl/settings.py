@@ -599,9 +599,12 @@ def _shown(value: Any) -> str:
     return value if isinstance(value, str) and value.strip() == value and value else repr(value)
 
 
-def _problem(name: str, value: Any, rule: Rule, exc: ValueError) -> str:
-    """One line naming the option as the user typed it, what it accepts, and what it got."""
-    flag = _FLAGS.get(name, name)
+def _problem(
+    name: str, value: Any, rule: Rule, exc: ValueError, names: dict[str, str] | None = None
+) -> str:
+    """One line naming the option as the user typed it (its flag, or its ini key when the
+    value came from the ini file), what it accepts, and what it got."""
+    flag = (names or {}).get(name) or _FLAGS.get(name, name)
     if isinstance(exc, Unfit):
         return f"{flag} must be {rule.accepts} (got {_shown(value)})"
     return f"{flag}: {exc}"
@@ -615,7 +618,9 @@ def _given(name: str, value: Any) -> bool:
     return not (value is None or (isinstance(value, str | list) and not value))
 
 
-def _convert_all(clean: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def _convert_all(
+    clean: dict[str, Any], names: dict[str, str] | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """Every given value through its option's rule: the converted values and the problems."""
     converted: dict[str, Any] = {}
     problems: list[str] = []
@@ -630,13 +635,13 @@ def _convert_all(clean: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                 try:
                     items.append(rule.convert(item))
                 except ValueError as exc:
-                    problems.append(_problem(name, item, rule, exc))
+                    problems.append(_problem(name, item, rule, exc, names))
             converted[name] = tuple(items)
             continue
         try:
             converted[name] = rule.convert(value)
         except ValueError as exc:
-            problems.append(_problem(name, value, rule, exc))
+            problems.append(_problem(name, value, rule, exc, names))
     return converted, problems
 
 
@@ -663,6 +668,13 @@ def _cross_checks(values: dict[str, Any]) -> list[str]:
         problems.append(
             "--bfcl-server-cmd starts the server of an endpoint model: give --bfcl-model the "
             "name the server serves the model under"
+        )
+    answers_itself = model == "oracle" or model.startswith(("oracle:", "replay:"))
+    if answers_itself and values.get("base_urls"):
+        problems.append(
+            f"--bfcl-base-url is the endpoint of a served model, but --bfcl-model={model} sends "
+            "no request (it answers without a server): leave --bfcl-base-url out, or give "
+            "--bfcl-model the name of the model the endpoint serves"
         )
     if values.get("server_cmd") and values.get("base_urls"):
         problems.append("--bfcl-server-cmd and --bfcl-base-url exclude each other")
@@ -700,13 +712,14 @@ def _register_secrets(settings: Settings) -> None:
         register_secrets_in_url(url)
 
 
-def build_settings(values: dict[str, Any]) -> Settings:
+def build_settings(values: dict[str, Any], names: dict[str, str] | None = None) -> Settings:
     """Settings from option values keyed by :attr:`Option.name` (``None`` = not given), as
     typed on the command line, in an ini file, or given in Python. Every value is checked
     against its option's rule; all problems are raised together as a ValueError, one line
-    each, naming the options as the user typed them. The run's secrets are registered with
-    :mod:`pytest_bfcl.redact` on the way."""
-    clean, problems = _convert_all({k: v for k, v in values.items() if _given(k, v)})
+    each, naming the options as the user typed them (``names``: how to name an option whose
+    value did not come from its flag, such as its ini key). The run's secrets are registered
+    with :mod:`pytest_bfcl.redact` on the way."""
+    clean, problems = _convert_all({k: v for k, v in values.items() if _given(k, v)}, names)
     problems += _cross_checks(clean)
     if problems:
         raise ValueError(redact_text("\n".join(problems)))
@@ -724,18 +737,19 @@ def build_settings(values: dict[str, Any]) -> Settings:
     try:
         settings = Settings.model_validate(clean)
     except ValidationError as exc:
-        raise ValueError(redact_text(_pydantic_problems(exc))) from None
+        raise ValueError(redact_text(_pydantic_problems(exc, names or {}))) from None
     _register_secrets(settings)
     return settings
 
 
-def _pydantic_problems(exc: ValidationError) -> str:
-    """Pydantic's errors, one line each, with the option's flag instead of the field name."""
+def _pydantic_problems(exc: ValidationError, names: dict[str, str]) -> str:
+    """Pydantic's errors, one line each, with the option's flag (or ini key) instead of the
+    field name."""
     lines = []
     for error in exc.errors():
         loc = [str(part) for part in error["loc"]]
         name = "_".join(loc[:2]) if loc[:1] == ["gate"] else (loc[0] if loc else "")
-        flag = _FLAGS.get(name, name or "settings")
+        flag = names.get(name) or _FLAGS.get(name, name or "settings")
         message = str(error["msg"]).removeprefix("Value error, ")
         lines.append(f"{flag}: {message} (got {_shown(error.get('input'))})")
     return "\n".join(lines)
