@@ -53,7 +53,7 @@ def test_board_counts_missing_skipped_errored_and_not_run():
     lines = incompleteness(board.scores())
     assert len(lines) == 1
     assert lines[0].startswith("simple_python: 5 of 10 not scored (2 skipped: no stored result")
-    assert "1 errors; 2 not run" in lines[0]
+    assert "x.json, and 1 other entry alike; 1 error; 2 not run)" in lines[0]
 
 
 def test_excluded_entries_are_not_missing():
@@ -78,7 +78,13 @@ def test_summaries_stay_short_whatever_the_number_of_reasons():
     }
     text = top_reason(reasons)
     assert len(text) < 250
-    assert text.endswith("(and 1052 other reasons)")
+    # one reason naming a different entry each time is one reason, not 1053
+    assert text == (
+        "no stored result for live_multiple_0-0-0 in some/file.json, and 1,052 other entries alike"
+    )
+    reasons["the API does not answer"] = 2
+    assert top_reason(reasons).endswith("alike (and 1 other reason)")
+    assert top_reason({"a": 1, "b": 3, "c": 1}) == "b (and 2 other reasons)"
 
 
 def test_unpaired_entries_are_named():

@@ -7,6 +7,7 @@ from html import escape
 
 from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.scores import Scores
+from pytest_bfcl.report.wording import signed
 
 _ROW = 22
 _LEFT = 190
@@ -39,7 +40,7 @@ def svg_chart(scores: Scores, gate: GateResult | None, title: str) -> str:
         )
         label = f"{accuracy:.1%}"
         if comparison is not None:
-            label += f" ({-comparison.drop_points:+.1f})"
+            label += f" ({signed(-comparison.drop_points, 1)})"
         parts.append(f'<text x="{_LEFT + _WIDTH + 6}" y="{y + 13}">{label}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

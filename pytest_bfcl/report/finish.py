@@ -26,6 +26,7 @@ from pytest_bfcl.report.markdown import markdown_summary
 from pytest_bfcl.report.render import gate_block, score_table
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import replica_lines, usage_line
+from pytest_bfcl.report.wording import fit_all
 from pytest_bfcl.scoring import CONTEXT_ERROR_TYPE
 from pytest_bfcl.settings import Settings
 
@@ -284,7 +285,7 @@ def closing_sections(outcome: RunOutcome, finished: FinishedRun) -> list[tuple[s
         width = max(len(what) for what, _, _ in finished.not_written)
         lines = [f"{what:<{width}}  {path}: {why}" for what, path, why in finished.not_written]
         sections.append(("BFCL files not written", lines))
-    return sections
+    return [(title, fit_all(lines)) for title, lines in sections]  # at most 200 characters
 
 
 def failure_lines(

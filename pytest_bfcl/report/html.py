@@ -33,6 +33,7 @@ from pytest_bfcl.report.entries import EntryRecord
 from pytest_bfcl.report.gate import Comparison, GateResult
 from pytest_bfcl.report.markdown import gate_reasons
 from pytest_bfcl.report.scores import CategoryScore, GroupScore, Scores
+from pytest_bfcl.report.wording import signed
 
 # Above this many bytes of JSON the data is embedded gzip-compressed (base64): model output
 # compresses about tenfold, and the file is what CI keeps as an artifact.
@@ -387,7 +388,7 @@ def _comparison_cells(comparison: Comparison | None, gated: bool) -> str:
     detects = "none" if comparison.detectable_drop is None else f"{comparison.detectable_drop:.2f}"
     return (
         f'<td class="num">{_percent(comparison.baseline_accuracy)}</td>'
-        f'<td class="num {css}">{change:+.2f}</td>'
+        f'<td class="num {css}">{signed(change)}</td>'
         f'<td class="num">{comparison.p_value:.3g}</td>'
         f'<td class="num" title="smallest drop in points found with 80% power">{detects}</td>'
         f'<td class="num">{len(comparison.regressions)}</td>'
