@@ -252,3 +252,38 @@ def test_csv_cost_only_from_prices_and_no_multi_turn_figures_without_multi_turn(
     multi = csv_tables(board.scores(), "m", latencies)["data_multi_turn.csv"].split("\n")[1]
     assert multi == "1,m,N/A,N/A,N/A,N/A,N/A"
     assert overall(1.234)["Total Cost ($)"] == "1.23"
+
+
+def test_the_chart_has_a_legend_naming_its_colours():
+    import xml.etree.ElementTree as ET
+
+    from pytest_bfcl.report.chart import svg_chart
+
+    board = ScoreBoard()
+    for i in range(50):
+        board.add_verdict(f"simple_python_{i}", "simple_python", i >= 20)
+    baseline = {f"simple_python_{i}": True for i in range(50)}
+    gate = compare(board.verdicts, baseline, GateSettings())
+    svg = ET.fromstring(svg_chart(board.scores(), gate, "t"))
+    ns = "{http://www.w3.org/2000/svg}"
+    legend = svg.find(f"{ns}g[@class='legend']")
+    assert legend is not None
+    labels = [t.text for t in legend.iter(f"{ns}text")]
+    assert labels == ["current score", "baseline", "significant drop (gate failed)"]
+    colours = {r.get("fill") for r in legend.iter(f"{ns}rect")}
+    bars = {r.get("fill") for r in svg.iter(f"{ns}rect")} - colours
+    assert bars == set() and len(colours) == 3  # every bar colour is explained
+    alone = ET.fromstring(svg_chart(board.scores(), None, "t"))
+    assert [t.text for t in alone.find(f"{ns}g[@class='legend']").iter(f"{ns}text")] == [
+        "current score"
+    ]
+
+
+def test_the_html_score_table_shows_web_tool_failures():
+    from pytest_bfcl.report.html import render_html
+
+    board = ScoreBoard()
+    board.add_verdict("web_search_base_0", "web_search_base", True)
+    board.add_tool_failures("web_search_base", 1, 4)
+    page = render_html([], {}, board.scores(), None, {"model": "m"})
+    assert "web tools failed: 1 search, 4 fetches" in page
