@@ -7,7 +7,7 @@ from typing import Any
 from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.render import percent
 from pytest_bfcl.report.scores import Scores
-from pytest_bfcl.report.wording import signed
+from pytest_bfcl.report.wording import count, signed
 
 
 def markdown_summary(
@@ -89,6 +89,7 @@ def gate_reasons(gate: GateResult) -> list[str]:
         )
     if gate.known_errors:
         notes.append(
-            f"{len(gate.known_errors)} entries with a known ground-truth error left out of the gate"
+            f"{count(len(gate.known_errors), 'entry', 'entries')} with a known ground-truth "
+            "error left out of the gate"
         )
     return reasons + gate.threshold_failures + incomplete + notes
