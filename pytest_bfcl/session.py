@@ -7,11 +7,13 @@ one pays nothing for the engine and its dependencies.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
 import time
 import uuid
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +156,25 @@ def _load_compatible_baseline(settings: Settings, run: BfclRun) -> Baseline | No
 # -- items --------------------------------------------------------------------------------------
 
 
+def fixture_info(item: pytest.Item) -> Any:
+    """pytest's fixture information for an item that is not a function (no arguments), on
+    pytest 8 and later (``func=None``) and on pytest 7 (``funcargs=False``)."""
+    manager = item.session._fixturemanager
+    if "funcargs" in inspect.signature(manager.getfixtureinfo).parameters:  # pytest 7
+        return manager.getfixtureinfo(item, None, None, funcargs=False)  # type: ignore[call-arg]
+    return manager.getfixtureinfo(node=item, func=None, cls=None)
+
+
+def fixture_request(item: pytest.Item) -> Any:
+    """The ``request`` an item's fixtures get, as for a test function (pytest has no public
+    way to make one for another kind of item)."""
+    from _pytest import fixtures
+
+    # pytest 8 and later: TopRequest; pytest 7: FixtureRequest itself
+    request_type: Any = getattr(fixtures, "TopRequest", None) or fixtures.FixtureRequest
+    return request_type(item, _ispytest=True)
+
+
 class BfclFailure(Exception):
     """A scored entry that the model got wrong."""
 
@@ -175,6 +196,21 @@ class BfclCategory(pytest.Collector):
         self.baseline = baseline
         for name in marker_names(category):
             self.add_marker(name)
+
+    # A module's stand-in for fixtures (see BfclItem.getparent): request.module is None.
+    obj = None
+
+    def fixture_info(self, item: pytest.Item) -> Any:
+        """The fixtures an entry of this category uses: the same for every entry that adds no
+        ``usefixtures`` marker of its own (conftest fixtures are seen by directory, and every
+        entry of a category sits in the same place), so worked out once for them."""
+        own = tuple(
+            name for mark in item.own_markers if mark.name == "usefixtures" for name in mark.args
+        )
+        cache: dict[tuple[str, ...], Any] = self.__dict__.setdefault("_fixture_infos", {})
+        if own not in cache:
+            cache[own] = fixture_info(item)
+        return cache[own]
 
     def collect(self) -> list[pytest.Item]:
         try:
@@ -222,6 +258,50 @@ class BfclItem(pytest.Item):
         self._generation: Generation | Sampled | None = None
         self._verdict: Verdict | None = None
 
+    # -- fixtures: BFCL items take autouse and usefixtures fixtures like test functions ---------
+
+    @property
+    def _fixtureinfo(self) -> Any:
+        """What pytest's fixture machinery reads of an item: the fixtures it uses (autouse,
+        ``usefixtures`` markers, the ini's ``usefixtures``; an entry has no arguments). Worked
+        out when first needed, so ``usefixtures`` markers added at collection count, and
+        shared by the entries of a category that add no marker of their own."""
+        info = self.__dict__.get("_bfcl_fixtureinfo")
+        if info is None:
+            assert isinstance(self.parent, BfclCategory)
+            info = self._bfcl_fixtureinfo = self.parent.fixture_info(self)
+        return info
+
+    @property
+    def fixturenames(self) -> list[str]:
+        return list(self._fixtureinfo.names_closure)
+
+    def getparent(self, cls: Any) -> Any:
+        """A category stands for a module: module-scoped fixtures live once per category (an
+        entry has no module of its own, and pytest finds no node for that scope without one)."""
+        found = super().getparent(cls)
+        if found is None and cls is pytest.Module:
+            return self.parent
+        return found
+
+    def warn(self, warning: Warning) -> None:
+        """A warning about this entry (a fixture's, say): pytest's own needs a line number,
+        which an entry has none of, so it is placed at the entry's id."""
+        warnings.warn_explicit(
+            warning, category=None, filename=f"{NODE_PREFIX}/{self.entry_id}", lineno=0
+        )
+
+    def _fill_fixtures(self) -> None:
+        self.funcargs: dict[str, Any] = {}
+        if not self._fixtureinfo.names_closure:
+            return  # the common case: nothing to set up
+        self._request = fixture_request(self)
+        try:
+            self._request._fillfixtures()
+        except pytest.skip.Exception as exc:  # a fixture skipped the entry: counted as skipped
+            self.user_properties += ItemProperties(skipped=str(exc.msg or "skipped")).pairs()
+            raise
+
     def setup(self) -> None:
         props = ItemProperties(
             self.entry_id,
@@ -230,6 +310,7 @@ class BfclItem(pytest.Item):
             known_error=self.run.known_error_note(self.entry_id),
         )
         self.user_properties += props.pairs("id", "category", "baseline_valid", "known_error")
+        self._fill_fixtures()
         try:
             outcome = self.run.generation_for(self.entry_id)  # infrastructure failures: pytest E
         except RunStopped as exc:
@@ -313,7 +394,9 @@ class BfclItem(pytest.Item):
         return super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"bfcl {self.entry_id}"
+        # A line number (0) although an entry has no source line: pytest requires one to
+        # report a skip raised by a fixture at the item.
+        return self.path, 0, f"bfcl {self.entry_id}"
 
 
 def _reported_generation(generation: Generation | Sampled, verdict: Verdict) -> Generation:
