@@ -59,6 +59,7 @@ from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import Prices, replica_summary, usage_summary
 from pytest_bfcl.run.engine import BfclRun, Skip
 from pytest_bfcl.run.preflight import left_out_line, preflight
+from pytest_bfcl.run.scheduler import ReportedProgress
 from pytest_bfcl.settings import Settings, build_settings
 
 NODE_PREFIX = "bfcl"
@@ -450,6 +451,9 @@ class BfclSessionPlugin:
         self.functions_sent: set[str] = set()  # keys this process already attached
         self.worker_replicas: list[list[dict[str, Any]]] = []  # from each xdist worker
         self.queue_watch = XdistQueueWatch()
+        # An xdist controller's progress: the entries its workers reported (set once they
+        # have collected, which tells the controller how many there are).
+        self.reported: ReportedProgress | None = None
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         """Categories of the default selection this install cannot run, in one line."""
@@ -572,10 +576,24 @@ class BfclSessionPlugin:
             return
         self.last_progress = now
         self.progress_pending = False
-        reporter.line(self.run.progress.line(self.total_items * self.settings.samples))
+        total = self.total_items * self.settings.samples
+        progress = self.reported if self.reported is not None else self.run.progress
+        reporter.line(progress.line(total))
+
+    @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """The controller learns how many entries the workers run (each collects them all)."""
+        if self.reported is None:
+            self.reported = ReportedProgress()
+            self.total_items = sum(1 for i in ids if i.startswith(f"{NODE_PREFIX}/"))
 
     @pytest.hookimpl(trylast=True)  # after the terminal has written the result
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.reported is not None and _is_bfcl(report):
+            if report.when == "setup" and report.failed:
+                self.reported.failed += 1  # an infrastructure error: no generation
+            elif report.when == "teardown":
+                self.reported.reported(failed=False)
         if report.when == "teardown":
             self._report_progress()
         record = getattr(report, "bfcl_record", None)
