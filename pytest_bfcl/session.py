@@ -97,10 +97,24 @@ def start(
         if workerinput is not None and workerinput.get(EJECTED_INPUT):
             run.model.take_out_of_rotation(json.loads(workerinput[EJECTED_INPUT]))
         baseline = _load_compatible_baseline(settings, run)
-    except (ValueError, DatasetError, ModelSpecError, ReplayError, SetupError) as exc:
+    except ModelSpecError as exc:
+        message = f"pytest-bfcl: {_model_named(exc, values, names)}"
+        raise pytest.UsageError(redact_text(message)) from None
+    except (ValueError, DatasetError, ReplayError, SetupError) as exc:
         raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
     config.pluginmanager.register(BfclSessionPlugin(config, run, baseline), PLUGIN_NAME)
     quick_interpreter_exit()
+
+
+def _model_named(exc: ModelSpecError, values: dict[str, Any], names: dict[str, str] | None) -> str:
+    """A model problem, naming the ini key rather than the flag when the model came from the
+    ini file."""
+    where = (names or {}).get("model")
+    if where is None:
+        return str(exc)
+    return str(exc).replace(
+        f"--bfcl-model={values.get('model')}", f"{where} = {values.get('model')!r}"
+    )
 
 
 def worker_input(config: pytest.Config) -> dict[str, str]:

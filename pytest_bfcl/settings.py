@@ -645,45 +645,67 @@ def _convert_all(
     return converted, problems
 
 
-def _cross_checks(values: dict[str, Any]) -> list[str]:
-    """Problems that only a combination of options shows."""
-    problems = []
+def _cross_checks(values: dict[str, Any], names: dict[str, str] | None = None) -> list[str]:
+    """Problems that only a combination of options shows, each naming (after the flags) the
+    ini keys of the options involved that were set in the ini file."""
+    found: list[tuple[str, tuple[str, ...]]] = []  # (problem, the options involved)
     web = values.get("web", "live")
     try:
-        names = expand_categories(values.get("categories", DEFAULT_CATEGORIES))
+        categories = expand_categories(values.get("categories", DEFAULT_CATEGORIES))
     except ValueError:
-        names = []  # already reported
-    searching = any(CATEGORIES[n].kind is Kind.WEB_SEARCH for n in names if n in CATEGORIES)
+        categories = []  # already reported
+    searching = any(CATEGORIES[n].kind is Kind.WEB_SEARCH for n in categories if n in CATEGORIES)
     cassette = values.get("web_cassette")
     if searching and web in ("record", "replay") and cassette is None:
-        problems.append(f"--bfcl-web={web} needs --bfcl-web-cassette=DIR")
+        found.append((f"--bfcl-web={web} needs --bfcl-web-cassette=DIR", ("web",)))
     if searching and web == "replay" and cassette is not None and not Path(cassette).is_dir():
-        problems.append(
-            f"--bfcl-web-cassette must be an existing directory with --bfcl-web=replay "
-            f"(got {cassette})"
+        found.append(
+            (
+                f"--bfcl-web-cassette must be an existing directory with --bfcl-web=replay "
+                f"(got {cassette})",
+                ("web_cassette", "web"),
+            )
         )
     model = str(values.get("model", ""))
     served = model not in ("oracle", "") and not model.startswith(("oracle:", "replay:", "vllm:"))
     if values.get("server_cmd") and not served:
-        problems.append(
-            "--bfcl-server-cmd starts the server of an endpoint model: give --bfcl-model the "
-            "name the server serves the model under"
+        found.append(
+            (
+                "--bfcl-server-cmd starts the server of an endpoint model: give --bfcl-model the "
+                "name the server serves the model under",
+                ("server_cmd", "model"),
+            )
         )
     answers_itself = model == "oracle" or model.startswith(("oracle:", "replay:"))
     if answers_itself and values.get("base_urls"):
-        problems.append(
-            f"--bfcl-base-url is the endpoint of a served model, but --bfcl-model={model} sends "
-            "no request (it answers without a server): leave --bfcl-base-url out, or give "
-            "--bfcl-model the name of the model the endpoint serves"
+        found.append(
+            (
+                f"--bfcl-base-url is the endpoint of a served model, but --bfcl-model={model} "
+                "sends no request (it answers without a server): leave --bfcl-base-url out, or "
+                "give --bfcl-model the name of the model the endpoint serves",
+                ("base_urls", "model"),
+            )
         )
     if values.get("server_cmd") and values.get("base_urls"):
-        problems.append("--bfcl-server-cmd and --bfcl-base-url exclude each other")
-    problems += [
-        credentials_problem(masked, "--bfcl-base-url")
+        found.append(
+            (
+                "--bfcl-server-cmd and --bfcl-base-url exclude each other",
+                ("server_cmd", "base_urls"),
+            )
+        )
+    found += [
+        (credentials_problem(masked, "--bfcl-base-url"), ("base_urls",))
         for url in values.get("base_urls", ())
         if (masked := url_credentials(url)) is not None
     ]
-    return problems
+    return [problem + _set_in_ini(involved, names or {}) for problem, involved in found]
+
+
+def _set_in_ini(involved: tuple[str, ...], names: dict[str, str]) -> str:
+    """`` (set in the ini file: bfcl_web (in pyproject.toml))`` for the options involved that
+    came from the ini file, so the line to fix is named; empty when all came from flags."""
+    keys = [names[name] for name in involved if name in names]
+    return f" (set in the ini file: {', '.join(keys)})" if keys else ""
 
 
 def credentials_problem(masked_url: str, where: str) -> str:
@@ -720,7 +742,7 @@ def build_settings(values: dict[str, Any], names: dict[str, str] | None = None) 
     value did not come from its flag, such as its ini key). The run's secrets are registered
     with :mod:`pytest_bfcl.redact` on the way."""
     clean, problems = _convert_all({k: v for k, v in values.items() if _given(k, v)}, names)
-    problems += _cross_checks(clean)
+    problems += _cross_checks(clean, names)
     if problems:
         raise ValueError(redact_text("\n".join(problems)))
     gate = {

@@ -271,3 +271,20 @@ def test_good_ini_spellings_are_accepted(pytester, data_source):
     )
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=8)  # half of live_relevance's 16 entries
+
+
+def test_problems_of_options_set_in_the_ini_name_their_keys(pytester):
+    pytester.makepyprojecttoml('[tool.pytest.ini_options]\nbfcl_model = "Oracle"\n')
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    ini = str(pytester.path / "pyproject.toml")
+    assert f"bfcl_model (in {ini}) = 'Oracle': built-in model names are lower case" in (
+        result.stderr.str()
+    )
+    pytester.makepyprojecttoml(
+        '[tool.pytest.ini_options]\nbfcl_model = "oracle"\nbfcl_web = "replay"\n'
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    err = result.stderr.str()
+    assert "--bfcl-web=replay needs --bfcl-web-cassette=DIR" in err
+    assert f"(set in the ini file: bfcl_web (in {ini}))" in err
