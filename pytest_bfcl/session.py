@@ -272,6 +272,8 @@ class BfclItem(pytest.Item):
         self.baseline_valid = baseline_valid
         self._generation: Generation | Sampled | None = None
         self._verdict: Verdict | None = None
+        self.funcargs: dict[str, Any] = {}  # the fixtures' values, as pytest fills them
+        self._request: Any = None  # made when a fixture is to be set up
 
     # -- fixtures: BFCL items take autouse and usefixtures fixtures like test functions ---------
 
@@ -306,8 +308,12 @@ class BfclItem(pytest.Item):
             warning, category=None, filename=f"{NODE_PREFIX}/{self.entry_id}", lineno=0
         )
 
+    def _initrequest(self) -> None:
+        """pytest's runner calls this before running an item again (a rerun plugin)."""
+        self.funcargs = {}
+        self._request = None
+
     def _fill_fixtures(self) -> None:
-        self.funcargs: dict[str, Any] = {}
         if not self._fixtureinfo.names_closure:
             return  # the common case: nothing to set up
         self._request = fixture_request(self)
@@ -352,6 +358,8 @@ class BfclItem(pytest.Item):
         to the end, and with them every conversation it generated."""
         self._generation = None
         self._verdict = None
+        self.funcargs = {}  # fixture values are torn down by now; the item keeps none
+        self._request = None
 
     def runtest(self) -> None:
         assert self._generation is not None
