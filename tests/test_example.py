@@ -111,8 +111,13 @@ def test_the_pull_request_command_passes_the_gate_and_writes_what_ci_publishes(e
     )
     assert "acme_tools" in report["categories"]  # the conftest's own category ran
     junit = ET.parse(example.path / "reports" / "junit.xml").getroot()
-    props = {p.get("name"): p.get("value") for p in junit.iter("property")}
-    assert props["model_revision"] == "local working tree"  # the conftest's autouse fixture
+    cases = [
+        {p.get("name"): p.get("value") for p in c.iter("property")} for c in junit.iter("testcase")
+    ]
+    entries = [props for props in cases if "bfcl_id" in props]
+    assert len(entries) == sum(c["expected"] for c in report["categories"].values())
+    # the conftest's autouse fixture, on every entry
+    assert all(e.get("model_revision") == "local working tree" for e in entries)
     assert "<html" in (example.path / "reports" / "bfcl-report.html").read_text()[:2000].lower()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +33,8 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"model checkpoint: {REVISION}"
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _checkpoint_in_junit(record_testsuite_property: object) -> None:
-    record_testsuite_property("model_revision", REVISION)  # type: ignore[operator]
+@pytest.fixture(autouse=True)
+def _checkpoint_in_junit(record_property: Any) -> None:
+    # On every entry's testcase rather than once on the suite: record_testsuite_property does
+    # not reach the junit file from pytest-xdist's workers (the nightly job runs -n auto).
+    record_property("model_revision", REVISION)
