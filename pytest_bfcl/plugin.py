@@ -45,12 +45,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             parser.addini(opt.ini, help=opt.help, default=None)
 
 
-def _option_values(config: pytest.Config) -> dict[str, Any]:
-    values = {}
+def _option_values(config: pytest.Config) -> tuple[dict[str, Any], dict[str, str]]:
+    """Each option's value (its flag's, else its ini key's), and how to name the options
+    whose value came from the ini file: by their key there, so an error points at the line
+    to fix."""
+    values: dict[str, Any] = {}
+    from_ini: dict[str, str] = {}
     for opt in OPTIONS:
         cli = config.getoption(opt.ini, default=None)
-        values[opt.name] = cli if cli not in (None, []) else config.getini(opt.ini)
-    return values
+        if cli not in (None, []):
+            values[opt.name] = cli
+            continue
+        values[opt.name] = config.getini(opt.ini)
+        if values[opt.name] not in (None, "", [], False):
+            from_ini[opt.name] = f"{opt.ini} (in {_ini(config)})"
+    return values, from_ini
 
 
 def _ini_keys(config: pytest.Config) -> list[str]:
@@ -98,7 +107,7 @@ def _without_a_model(config: pytest.Config, ini_keys: list[str]) -> str | None:
 def pytest_configure(config: pytest.Config) -> None:
     register_markers(config, CATEGORIES.values())
     ini_keys = _ini_keys(config)
-    values = _option_values(config)
+    values, from_ini = _option_values(config)
     if not values["model"]:
         problem = _without_a_model(config, ini_keys)
         if problem:
@@ -106,7 +115,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from pytest_bfcl import session  # the engine, only for runs that use it
 
-    session.start(config, values)
+    session.start(config, values, from_ini)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -7,11 +7,13 @@ one pays nothing for the engine and its dependencies.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
 import time
 import uuid
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +58,8 @@ from pytest_bfcl.report.render import explain_failure
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import Prices, replica_summary, usage_summary
 from pytest_bfcl.run.engine import BfclRun, Skip
-from pytest_bfcl.run.preflight import preflight
+from pytest_bfcl.run.preflight import left_out_line, preflight
+from pytest_bfcl.run.scheduler import ReportedProgress
 from pytest_bfcl.settings import Settings, build_settings
 
 NODE_PREFIX = "bfcl"
@@ -70,29 +73,48 @@ EJECTED_INPUT = "bfcl_ejected"  # replicas the controller's checks took out of r
 SESSION_KEY = pytest.StashKey[str]()
 
 
-def start(config: pytest.Config, values: dict[str, Any]) -> None:
+def start(
+    config: pytest.Config, values: dict[str, Any], names: dict[str, str] | None = None
+) -> None:
     """Build the run from the option values and register the session plugin; a set-up problem
-    is a usage error, said once."""
+    is a usage error, said once. ``names``: the options set in the ini file, by their key."""
     if _owns_process(config):
         allow_freezing()
     try:
         for categories in config.hook.pytest_bfcl_add_categories():
             added = add_custom_categories(list(categories or []))
             register_markers(config, (CATEGORIES[name] for name in added))
-        settings = build_settings(values)
+        settings = build_settings(values, names)
         workerinput = getattr(config, "workerinput", None)
         if workerinput is not None and workerinput.get(SERVER_INPUT):
             settings = settings.model_copy(update=json.loads(workerinput[SERVER_INPUT]))
-        run = BfclRun.create(settings, config.hook, session=session_id(config))
+        default_selection = values.get("categories") in (None, "", [])
+        run = BfclRun.create(
+            settings, config.hook, session=session_id(config), default_selection=default_selection
+        )
         if workerinput is not None and workerinput.get(UNAVAILABLE_INPUT):
             run.unavailable.update(json.loads(workerinput[UNAVAILABLE_INPUT]))
         if workerinput is not None and workerinput.get(EJECTED_INPUT):
             run.model.take_out_of_rotation(json.loads(workerinput[EJECTED_INPUT]))
         baseline = _load_compatible_baseline(settings, run)
-    except (ValueError, DatasetError, ModelSpecError, ReplayError, SetupError) as exc:
+    except ModelSpecError as exc:
+        message = f"pytest-bfcl: {_model_named(exc, values, names)}"
+        raise pytest.UsageError(redact_text(message)) from None
+    except (ValueError, DatasetError, ReplayError, SetupError) as exc:
         raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
     config.pluginmanager.register(BfclSessionPlugin(config, run, baseline), PLUGIN_NAME)
     quick_interpreter_exit()
+
+
+def _model_named(exc: ModelSpecError, values: dict[str, Any], names: dict[str, str] | None) -> str:
+    """A model problem, naming the ini key rather than the flag when the model came from the
+    ini file."""
+    where = (names or {}).get("model")
+    if where is None:
+        return str(exc)
+    return str(exc).replace(
+        f"--bfcl-model={values.get('model')}", f"{where} = {values.get('model')!r}"
+    )
 
 
 def worker_input(config: pytest.Config) -> dict[str, str]:
@@ -149,6 +171,25 @@ def _load_compatible_baseline(settings: Settings, run: BfclRun) -> Baseline | No
 # -- items --------------------------------------------------------------------------------------
 
 
+def fixture_info(item: pytest.Item) -> Any:
+    """pytest's fixture information for an item that is not a function (no arguments), on
+    pytest 8 and later (``func=None``) and on pytest 7 (``funcargs=False``)."""
+    manager = item.session._fixturemanager
+    if "funcargs" in inspect.signature(manager.getfixtureinfo).parameters:  # pytest 7
+        return manager.getfixtureinfo(item, None, None, funcargs=False)  # type: ignore[call-arg]
+    return manager.getfixtureinfo(node=item, func=None, cls=None)
+
+
+def fixture_request(item: pytest.Item) -> Any:
+    """The ``request`` an item's fixtures get, as for a test function (pytest has no public
+    way to make one for another kind of item)."""
+    from _pytest import fixtures
+
+    # pytest 8 and later: TopRequest; pytest 7: FixtureRequest itself
+    request_type: Any = getattr(fixtures, "TopRequest", None) or fixtures.FixtureRequest
+    return request_type(item, _ispytest=True)
+
+
 class BfclFailure(Exception):
     """A scored entry that the model got wrong."""
 
@@ -170,6 +211,21 @@ class BfclCategory(pytest.Collector):
         self.baseline = baseline
         for name in marker_names(category):
             self.add_marker(name)
+
+    # A module's stand-in for fixtures (see BfclItem.getparent): request.module is None.
+    obj = None
+
+    def fixture_info(self, item: pytest.Item) -> Any:
+        """The fixtures an entry of this category uses: the same for every entry that adds no
+        ``usefixtures`` marker of its own (conftest fixtures are seen by directory, and every
+        entry of a category sits in the same place), so worked out once for them."""
+        own = tuple(
+            name for mark in item.own_markers if mark.name == "usefixtures" for name in mark.args
+        )
+        cache: dict[tuple[str, ...], Any] = self.__dict__.setdefault("_fixture_infos", {})
+        if own not in cache:
+            cache[own] = fixture_info(item)
+        return cache[own]
 
     def collect(self) -> list[pytest.Item]:
         try:
@@ -216,6 +272,56 @@ class BfclItem(pytest.Item):
         self.baseline_valid = baseline_valid
         self._generation: Generation | Sampled | None = None
         self._verdict: Verdict | None = None
+        self.funcargs: dict[str, Any] = {}  # the fixtures' values, as pytest fills them
+        self._request: Any = None  # made when a fixture is to be set up
+
+    # -- fixtures: BFCL items take autouse and usefixtures fixtures like test functions ---------
+
+    @property
+    def _fixtureinfo(self) -> Any:
+        """What pytest's fixture machinery reads of an item: the fixtures it uses (autouse,
+        ``usefixtures`` markers, the ini's ``usefixtures``; an entry has no arguments). Worked
+        out when first needed, so ``usefixtures`` markers added at collection count, and
+        shared by the entries of a category that add no marker of their own."""
+        info = self.__dict__.get("_bfcl_fixtureinfo")
+        if info is None:
+            assert isinstance(self.parent, BfclCategory)
+            info = self._bfcl_fixtureinfo = self.parent.fixture_info(self)
+        return info
+
+    @property
+    def fixturenames(self) -> list[str]:
+        return list(self._fixtureinfo.names_closure)
+
+    def getparent(self, cls: Any) -> Any:
+        """A category stands for a module: module-scoped fixtures live once per category (an
+        entry has no module of its own, and pytest finds no node for that scope without one)."""
+        found = super().getparent(cls)
+        if found is None and cls is pytest.Module:
+            return self.parent
+        return found
+
+    def warn(self, warning: Warning) -> None:
+        """A warning about this entry (a fixture's, say): pytest's own needs a line number,
+        which an entry has none of, so it is placed at the entry's id."""
+        warnings.warn_explicit(
+            warning, category=None, filename=f"{NODE_PREFIX}/{self.entry_id}", lineno=0
+        )
+
+    def _initrequest(self) -> None:
+        """pytest's runner calls this before running an item again (a rerun plugin)."""
+        self.funcargs = {}
+        self._request = None
+
+    def _fill_fixtures(self) -> None:
+        if not self._fixtureinfo.names_closure:
+            return  # the common case: nothing to set up
+        self._request = fixture_request(self)
+        try:
+            self._request._fillfixtures()
+        except pytest.skip.Exception as exc:  # a fixture skipped the entry: counted as skipped
+            self.user_properties += ItemProperties(skipped=str(exc.msg or "skipped")).pairs()
+            raise
 
     def setup(self) -> None:
         props = ItemProperties(
@@ -225,6 +331,7 @@ class BfclItem(pytest.Item):
             known_error=self.run.known_error_note(self.entry_id),
         )
         self.user_properties += props.pairs("id", "category", "baseline_valid", "known_error")
+        self._fill_fixtures()
         try:
             outcome = self.run.generation_for(self.entry_id)  # infrastructure failures: pytest E
         except RunStopped as exc:
@@ -251,6 +358,8 @@ class BfclItem(pytest.Item):
         to the end, and with them every conversation it generated."""
         self._generation = None
         self._verdict = None
+        self.funcargs = {}  # fixture values are torn down by now; the item keeps none
+        self._request = None
 
     def runtest(self) -> None:
         assert self._generation is not None
@@ -308,7 +417,9 @@ class BfclItem(pytest.Item):
         return super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"bfcl {self.entry_id}"
+        # A line number (0) although an entry has no source line: pytest requires one to
+        # report a skip raised by a fixture at the item.
+        return self.path, 0, f"bfcl {self.entry_id}"
 
 
 def _reported_generation(generation: Generation | Sampled, verdict: Verdict) -> Generation:
@@ -362,6 +473,13 @@ class BfclSessionPlugin:
         self.functions_sent: set[str] = set()  # keys this process already attached
         self.worker_replicas: list[list[dict[str, Any]]] = []  # from each xdist worker
         self.queue_watch = XdistQueueWatch()
+        # An xdist controller's progress: the entries its workers reported (set once they
+        # have collected, which tells the controller how many there are).
+        self.reported: ReportedProgress | None = None
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        """Categories of the default selection this install cannot run, in one line."""
+        return [left_out_line(self.run.left_out)] if self.run.left_out else []
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -480,10 +598,24 @@ class BfclSessionPlugin:
             return
         self.last_progress = now
         self.progress_pending = False
-        reporter.line(self.run.progress.line(self.total_items * self.settings.samples))
+        total = self.total_items * self.settings.samples
+        progress = self.reported if self.reported is not None else self.run.progress
+        reporter.line(progress.line(total))
+
+    @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """The controller learns how many entries the workers run (each collects them all)."""
+        if self.reported is None:
+            self.reported = ReportedProgress()
+            self.total_items = sum(1 for i in ids if i.startswith(f"{NODE_PREFIX}/"))
 
     @pytest.hookimpl(trylast=True)  # after the terminal has written the result
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.reported is not None and _is_bfcl(report):
+            if report.when == "setup" and report.failed:
+                self.reported.failed += 1  # an infrastructure error: no generation
+            elif report.when == "teardown":
+                self.reported.reported(failed=False)
         if report.when == "teardown":
             self._report_progress()
         record = getattr(report, "bfcl_record", None)
@@ -571,6 +703,7 @@ class BfclSessionPlugin:
             gate_exclusions=listed_errors.gate_exclusions(
                 set(self.board.verdicts), self.settings.known_errors
             ),
+            left_out=left_out_line(self.run.left_out) if self.run.left_out else None,
         )
 
     @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist

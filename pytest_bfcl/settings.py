@@ -600,9 +600,12 @@ def _shown(value: Any) -> str:
     return value if isinstance(value, str) and value.strip() == value and value else repr(value)
 
 
-def _problem(name: str, value: Any, rule: Rule, exc: ValueError) -> str:
-    """One line naming the option as the user typed it, what it accepts, and what it got."""
-    flag = _FLAGS.get(name, name)
+def _problem(
+    name: str, value: Any, rule: Rule, exc: ValueError, names: dict[str, str] | None = None
+) -> str:
+    """One line naming the option as the user typed it (its flag, or its ini key when the
+    value came from the ini file), what it accepts, and what it got."""
+    flag = (names or {}).get(name) or _FLAGS.get(name, name)
     if isinstance(exc, Unfit):
         return f"{flag} must be {rule.accepts} (got {_shown(value)})"
     return f"{flag}: {exc}"
@@ -616,7 +619,9 @@ def _given(name: str, value: Any) -> bool:
     return not (value is None or (isinstance(value, str | list) and not value))
 
 
-def _convert_all(clean: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def _convert_all(
+    clean: dict[str, Any], names: dict[str, str] | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """Every given value through its option's rule: the converted values and the problems."""
     converted: dict[str, Any] = {}
     problems: list[str] = []
@@ -631,48 +636,77 @@ def _convert_all(clean: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                 try:
                     items.append(rule.convert(item))
                 except ValueError as exc:
-                    problems.append(_problem(name, item, rule, exc))
+                    problems.append(_problem(name, item, rule, exc, names))
             converted[name] = tuple(items)
             continue
         try:
             converted[name] = rule.convert(value)
         except ValueError as exc:
-            problems.append(_problem(name, value, rule, exc))
+            problems.append(_problem(name, value, rule, exc, names))
     return converted, problems
 
 
-def _cross_checks(values: dict[str, Any]) -> list[str]:
-    """Problems that only a combination of options shows."""
-    problems = []
+def _cross_checks(values: dict[str, Any], names: dict[str, str] | None = None) -> list[str]:
+    """Problems that only a combination of options shows, each naming (after the flags) the
+    ini keys of the options involved that were set in the ini file."""
+    found: list[tuple[str, tuple[str, ...]]] = []  # (problem, the options involved)
     web = values.get("web", "live")
     try:
-        names = expand_categories(values.get("categories", DEFAULT_CATEGORIES))
+        categories = expand_categories(values.get("categories", DEFAULT_CATEGORIES))
     except ValueError:
-        names = []  # already reported
-    searching = any(CATEGORIES[n].kind is Kind.WEB_SEARCH for n in names if n in CATEGORIES)
+        categories = []  # already reported
+    searching = any(CATEGORIES[n].kind is Kind.WEB_SEARCH for n in categories if n in CATEGORIES)
     cassette = values.get("web_cassette")
     if searching and web in ("record", "replay") and cassette is None:
-        problems.append(f"--bfcl-web={web} needs --bfcl-web-cassette=DIR")
+        found.append((f"--bfcl-web={web} needs --bfcl-web-cassette=DIR", ("web",)))
     if searching and web == "replay" and cassette is not None and not Path(cassette).is_dir():
-        problems.append(
-            f"--bfcl-web-cassette must be an existing directory with --bfcl-web=replay "
-            f"(got {cassette})"
+        found.append(
+            (
+                f"--bfcl-web-cassette must be an existing directory with --bfcl-web=replay "
+                f"(got {cassette})",
+                ("web_cassette", "web"),
+            )
         )
     model = str(values.get("model", ""))
     served = model not in ("oracle", "") and not model.startswith(("oracle:", "replay:", "vllm:"))
     if values.get("server_cmd") and not served:
-        problems.append(
-            "--bfcl-server-cmd starts the server of an endpoint model: give --bfcl-model the "
-            "name the server serves the model under"
+        found.append(
+            (
+                "--bfcl-server-cmd starts the server of an endpoint model: give --bfcl-model the "
+                "name the server serves the model under",
+                ("server_cmd", "model"),
+            )
+        )
+    answers_itself = model == "oracle" or model.startswith(("oracle:", "replay:"))
+    if answers_itself and values.get("base_urls"):
+        found.append(
+            (
+                f"--bfcl-base-url is the endpoint of a served model, but --bfcl-model={model} "
+                "sends no request (it answers without a server): leave --bfcl-base-url out, or "
+                "give --bfcl-model the name of the model the endpoint serves",
+                ("base_urls", "model"),
+            )
         )
     if values.get("server_cmd") and values.get("base_urls"):
-        problems.append("--bfcl-server-cmd and --bfcl-base-url exclude each other")
-    problems += [
-        credentials_problem(masked, "--bfcl-base-url")
+        found.append(
+            (
+                "--bfcl-server-cmd and --bfcl-base-url exclude each other",
+                ("server_cmd", "base_urls"),
+            )
+        )
+    found += [
+        (credentials_problem(masked, "--bfcl-base-url"), ("base_urls",))
         for url in values.get("base_urls", ())
         if (masked := url_credentials(url)) is not None
     ]
-    return problems
+    return [problem + _set_in_ini(involved, names or {}) for problem, involved in found]
+
+
+def _set_in_ini(involved: tuple[str, ...], names: dict[str, str]) -> str:
+    """`` (set in the ini file: bfcl_web (in pyproject.toml))`` for the options involved that
+    came from the ini file, so the line to fix is named; empty when all came from flags."""
+    keys = [names[name] for name in involved if name in names]
+    return f" (set in the ini file: {', '.join(keys)})" if keys else ""
 
 
 def credentials_problem(masked_url: str, where: str) -> str:
@@ -701,14 +735,15 @@ def _register_secrets(settings: Settings) -> None:
         register_secrets_in_url(url)
 
 
-def build_settings(values: dict[str, Any]) -> Settings:
+def build_settings(values: dict[str, Any], names: dict[str, str] | None = None) -> Settings:
     """Settings from option values keyed by :attr:`Option.name` (``None`` = not given), as
     typed on the command line, in an ini file, or given in Python. Every value is checked
     against its option's rule; all problems are raised together as a ValueError, one line
-    each, naming the options as the user typed them. The run's secrets are registered with
-    :mod:`pytest_bfcl.redact` on the way."""
-    clean, problems = _convert_all({k: v for k, v in values.items() if _given(k, v)})
-    problems += _cross_checks(clean)
+    each, naming the options as the user typed them (``names``: how to name an option whose
+    value did not come from its flag, such as its ini key). The run's secrets are registered
+    with :mod:`pytest_bfcl.redact` on the way."""
+    clean, problems = _convert_all({k: v for k, v in values.items() if _given(k, v)}, names)
+    problems += _cross_checks(clean, names)
     if problems:
         raise ValueError(redact_text("\n".join(problems)))
     gate = {
@@ -725,18 +760,19 @@ def build_settings(values: dict[str, Any]) -> Settings:
     try:
         settings = Settings.model_validate(clean)
     except ValidationError as exc:
-        raise ValueError(redact_text(_pydantic_problems(exc))) from None
+        raise ValueError(redact_text(_pydantic_problems(exc, names or {}))) from None
     _register_secrets(settings)
     return settings
 
 
-def _pydantic_problems(exc: ValidationError) -> str:
-    """Pydantic's errors, one line each, with the option's flag instead of the field name."""
+def _pydantic_problems(exc: ValidationError, names: dict[str, str]) -> str:
+    """Pydantic's errors, one line each, with the option's flag (or ini key) instead of the
+    field name."""
     lines = []
     for error in exc.errors():
         loc = [str(part) for part in error["loc"]]
         name = "_".join(loc[:2]) if loc[:1] == ["gate"] else (loc[0] if loc else "")
-        flag = _FLAGS.get(name, name or "settings")
+        flag = names.get(name) or _FLAGS.get(name, name or "settings")
         message = str(error["msg"]).removeprefix("Value error, ")
         lines.append(f"{flag}: {message} (got {_shown(error.get('input'))})")
     return "\n".join(lines)

@@ -11,6 +11,7 @@ without working tools.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlparse
@@ -23,8 +24,20 @@ from pytest_bfcl.web.convert import render
 if TYPE_CHECKING:  # web.access imports the backends' errors: import it when used
     from pytest_bfcl.web.access import WebAccess
 
-# Seeds of the simulated fetch failures: one generator decides, the other words the error.
+# Seeds of the simulated fetch failures: one decides, the other words the error.
 FAILURE_SEED, MESSAGE_SEED = 337, 1053
+
+
+def simulated_failure(url: str, call: int, rate: float) -> bool:
+    """Whether the ``call``-th fetch of an entry, of ``url``, fails under --bfcl-web-failure-rate.
+    A hash of the call rather than a generator per entry: each entry's first draw would be the
+    same number, so every entry's first fetch would fail or none would. The hash is uniform
+    over calls, so a share ``rate`` of them fails, and the same ones on every rerun and in any
+    process."""
+    if rate <= 0:
+        return False
+    digest = hashlib.sha256(f"{FAILURE_SEED}\x1f{call}\x1f{url}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < rate
 
 
 class WebSearchAPI(Backend):
@@ -34,7 +47,7 @@ class WebSearchAPI(Backend):
 
     def __init__(self) -> None:
         super().__init__()
-        self._failures = random.Random(FAILURE_SEED)
+        self._fetches = 0  # this entry's fetches so far: the n-th fetch of a URL decides anew
         self._messages = random.Random(MESSAGE_SEED)
         # not a public attribute: those are the backend's state
         self._tool_failures = {"search": 0, "fetch": 0}
@@ -74,7 +87,8 @@ class WebSearchAPI(Backend):
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"Invalid URL: {url}")
         web = self._web()
-        if web.settings.failure_rate and self._failures.random() < web.settings.failure_rate:
+        self._fetches += 1
+        if simulated_failure(url, self._fetches, web.settings.failure_rate):
             self._tool_failures["fetch"] += 1
             return {"error": self._simulated_error(url)}
         page = web.fetch(url)

@@ -223,9 +223,19 @@ def expand_categories(spec: str | list[str] | tuple[str, ...]) -> list[str]:
         elif name in CATEGORIES:
             wanted.add(name)
         else:
-            known = ", ".join([*COLLECTIONS, *CATEGORIES])
-            raise UnknownCategoryError(f"unknown BFCL category {name!r}; known names: {known}")
+            raise UnknownCategoryError(unknown_category_message(name))
     return [name for name in CATEGORIES if name in wanted]
+
+
+def unknown_category_message(name: str) -> str:
+    """Why a category name is refused: the closest known names first (a typo is the usual
+    cause), then every known name."""
+    import difflib  # only on this error path
+
+    names = [*COLLECTIONS, *CATEGORIES]
+    close = difflib.get_close_matches(name.lower(), names, n=3, cutoff=0.6)
+    hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+    return f"unknown BFCL category {name!r}{hint}; known names: {', '.join(names)}"
 
 
 def category_of_id(entry_id: str) -> str:

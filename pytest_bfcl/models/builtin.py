@@ -51,6 +51,9 @@ def pytest_bfcl_make_model(
             settings.samples,
             max_line_bytes=4 * settings.max_entry_bytes,
         )
+    mistake = builtin_name_mistake(spec, endpoint_given=_endpoint_given(settings))
+    if mistake:
+        raise ModelSpecError(mistake)
     if settings is None or source is None:
         raise ModelSpecError(f"unknown model {spec!r}: use 'oracle' or 'replay:DIR'")
     if source.unpacked_root is None:
@@ -59,6 +62,61 @@ def pytest_bfcl_make_model(
             "release; use it (no --bfcl-data) or point --bfcl-data at an unpacked bfcl-eval root"
         )
     return _endpoint_model(spec, settings, scoring, source.unpacked_root, hook)
+
+
+# Built-in model names and prefixes, matched exactly (lower case).
+BUILTIN_NAMES = ("oracle",)
+BUILTIN_PREFIXES = ("oracle:", "replay:", "vllm:")
+
+
+def builtin_name_mistake(spec: str, endpoint_given: bool) -> str | None:
+    """Why a model name that is not a built-in one looks like a mistyped built-in: the same
+    name in other case (``Oracle``, ``Replay:dir``) always, since no endpoint would be meant;
+    a near spelling (``orcale``) when no endpoint was given to serve a model of that name."""
+    if spec in BUILTIN_NAMES or spec.startswith(BUILTIN_PREFIXES):
+        return None
+    lowered = spec.lower()
+    for name in BUILTIN_NAMES:
+        if lowered == name:
+            return _did_you_mean(spec, name, "built-in model names are lower case")
+    for prefix in BUILTIN_PREFIXES:
+        if lowered.startswith(prefix):
+            fixed = prefix + spec[len(prefix) :]
+            return _did_you_mean(spec, fixed, "built-in model prefixes are lower case")
+    bare = {"replay": "replay:DIR", "vllm": "vllm:MODEL_OR_PATH"}
+    if lowered in bare:
+        return _did_you_mean(spec, bare[lowered], f"{lowered} needs what it serves after ':'")
+    if endpoint_given:
+        return None
+    import difflib  # only on this path
+
+    head, colon, _ = lowered.partition(":")
+    words = [p.removesuffix(":") for p in BUILTIN_PREFIXES] if colon else list(BUILTIN_NAMES)
+    # a typo changes a letter or two; a longer name (oracle-7b) is another model's
+    words = [w for w in words if abs(len(w) - len(head)) <= 1]
+    close = difflib.get_close_matches(head, words, n=1, cutoff=0.75)
+    if not close:
+        return None
+    fixed = f"{close[0]}:{spec.partition(':')[2]}" if colon else close[0]
+    return _did_you_mean(
+        spec,
+        fixed,
+        "no built-in model has this name, and no endpoint was given to serve it "
+        "(--bfcl-base-url, --bfcl-server-cmd or $OPENAI_BASE_URL)",
+    )
+
+
+def _did_you_mean(spec: str, fixed: str, why: str) -> str:
+    return f"--bfcl-model={spec}: {why}; did you mean --bfcl-model={fixed}?"
+
+
+def _endpoint_given(settings: Settings | None) -> bool:
+    """Whether the run names a server for an endpoint model."""
+    import os
+
+    if settings is None:
+        return False
+    return bool(settings.base_urls or settings.server_cmd or os.environ.get("OPENAI_BASE_URL"))
 
 
 def _endpoint_model(

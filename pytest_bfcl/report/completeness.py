@@ -10,6 +10,9 @@ otherwise, and every report says it was incomplete.
 from __future__ import annotations
 
 from pytest_bfcl.report.scores import CategoryScore, Scores
+from pytest_bfcl.report.wording import count, top_reason
+
+__all__ = ["describe_missing", "incompleteness", "missing_by_category", "top_reason"]
 
 # Categories named in one message before the rest are counted.
 SHOWN_CATEGORIES = 8
@@ -26,23 +29,11 @@ def describe_missing(name: str, cat: CategoryScore) -> str:
         reason = top_reason(cat.skip_reasons)
         parts.append(f"{cat.skipped} skipped" + (f": {reason}" if reason else ""))
     if cat.errors:
-        parts.append(f"{cat.errors} errors")
+        parts.append(count(cat.errors, "error"))
     if cat.not_run:
         parts.append(f"{cat.not_run} not run")
     detail = f" ({'; '.join(parts)})" if parts else ""
     return f"{name}: {cat.missing} of {cat.expected} not scored{detail}"
-
-
-def top_reason(reasons: dict[str, int], limit: int = 160) -> str:
-    """The commonest skip reason, shortened, with how many other reasons there were. Reasons
-    often name an entry; a summary must not grow with the number of entries."""
-    if not reasons:
-        return ""
-    reason, _ = max(reasons.items(), key=lambda kv: kv[1])
-    if len(reason) > limit:
-        reason = reason[: limit - 3] + "..."
-    others = len(reasons) - 1
-    return reason + (f" (and {others} other reasons)" if others else "")
 
 
 def incompleteness(scores: Scores, unpaired: list[str] | None = None) -> list[str]:
@@ -52,15 +43,16 @@ def incompleteness(scores: Scores, unpaired: list[str] | None = None) -> list[st
     if len(missing) > SHOWN_CATEGORIES:
         rest = list(missing.values())[SHOWN_CATEGORIES:]
         lines.append(
-            f"and {len(rest)} more categories with {sum(c.missing for c in rest)} entries "
-            "not scored"
+            f"and {count(len(rest), 'more category', 'more categories')} with "
+            f"{count(sum(c.missing for c in rest), 'entry', 'entries')} not scored"
         )
     if unpaired:
         shown = ", ".join(unpaired[:5])
         if len(unpaired) > 5:
             shown += f" and {len(unpaired) - 5} more"
         lines.append(
-            f"{len(unpaired)} entries scored now have no verdict in the baseline ({shown}); "
+            f"{count(len(unpaired), 'entry', 'entries')} scored now "
+            f"{'has' if len(unpaired) == 1 else 'have'} no verdict in the baseline ({shown}); "
             "record the baseline again from a complete run"
         )
     return lines

@@ -50,17 +50,11 @@ def _raw(value: Any) -> str:
     return NA if value is None else str(value)
 
 
-# The reference estimates a run's cost from its latencies alone, at this price per hour of
-# inference (USD per 100 hours), the leaderboard's assumption for a self-hosted model.
-COST_PER_100_HOURS = 23.92
-
-
-def _latency_stats(latencies: list[float]) -> tuple[Any, Any, Any, Any]:
-    """(cost, mean, std, p95) the way the reference derives them from latencies alone."""
+def _latency_stats(latencies: list[float]) -> tuple[Any, Any, Any]:
+    """(mean, std, p95) of the latencies, rounded as the reference rounds them."""
     values = [v for v in latencies if v]
     if not values:
-        return NA, NA, NA, NA
-    cost = round(sum(values) / 3600 * COST_PER_100_HOURS / 100, 2)
+        return NA, NA, NA
     mean = round(statistics.mean(values), 2)
     std = round(statistics.stdev(values), 2) if len(values) > 1 else NA
     ordered = sorted(values)
@@ -68,7 +62,7 @@ def _latency_stats(latencies: list[float]) -> tuple[Any, Any, Any, Any]:
     low = int(position)
     high = min(low + 1, len(ordered) - 1)
     p95 = round(ordered[low] + (ordered[high] - ordered[low]) * (position - low), 2)
-    return cost, mean, std, p95
+    return mean, std, p95
 
 
 @dataclass(frozen=True)
@@ -95,12 +89,18 @@ def _raw_column(header: str, value: Any) -> Column:
     return Column(header, value, raw=True)
 
 
-def csv_tables(scores: Scores, model: str, latencies: list[float]) -> dict[str, str]:
+def csv_tables(
+    scores: Scores, model: str, latencies: list[float], cost_usd: float | None = None
+) -> dict[str, str]:
+    """``cost_usd``: the run's cost from its tokens and the prices given (--bfcl-price-input,
+    --bfcl-price-output); without prices the cost column says N/A rather than guess one (the
+    reference prices latency at a self-hosted rate, a figure no run of ours paid)."""
     r = _Row(scores)
     fs = scores.format_sensitivity
     fs_delta = round(fs.max_delta * 100, 2) if fs and fs.max_delta is not None else None
     fs_std = round(fs.std * 100, 2) if fs and fs.std is not None else None
-    cost, mean, std, p95 = _latency_stats(latencies)
+    mean, std, p95 = _latency_stats(latencies)
+    cost = NA if cost_usd is None else round(cost_usd, 2)
     overall = [
         Column("Overall Acc", r.group("overall", always_numeric=True)),
         _raw_column("Model", model),

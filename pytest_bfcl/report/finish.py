@@ -15,7 +15,7 @@ from pytest_bfcl.dataset.categories import natural_key
 from pytest_bfcl.files import os_error_text, write_json_atomic
 from pytest_bfcl.report.baseline import Baseline, save_baseline, version_note
 from pytest_bfcl.report.chart import svg_chart
-from pytest_bfcl.report.completeness import incompleteness
+from pytest_bfcl.report.completeness import incompleteness, missing_by_category
 from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
 from pytest_bfcl.report.detection import Detection, category_noise, detection_lines, detections
 from pytest_bfcl.report.entries import EntryRecord
@@ -26,6 +26,7 @@ from pytest_bfcl.report.markdown import markdown_summary
 from pytest_bfcl.report.render import gate_block, score_table
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import replica_lines, usage_line
+from pytest_bfcl.report.wording import LINE_WIDTH, fit_all, listed
 from pytest_bfcl.scoring import CONTEXT_ERROR_TYPE
 from pytest_bfcl.settings import Settings
 
@@ -68,6 +69,8 @@ class RunOutcome:
     results_root: Path | None = None
     # Entries the gate leaves out: those with a known ground-truth error (by default).
     gate_exclusions: frozenset[str] = frozenset()
+    # The line naming categories of the default selection left out for a missing extra.
+    left_out: str | None = None
 
 
 @dataclass
@@ -133,7 +136,8 @@ def write_reports(outcome: RunOutcome, finished: FinishedRun) -> None:
         lambda p: _save_baseline(p, outcome, finished, metadata),
     )
     if settings.csv_dir is not None:
-        tables = csv_tables(scores, outcome.model_name, outcome.board.latencies)
+        cost = (outcome.usage or {}).get("cost_usd")
+        tables = csv_tables(scores, outcome.model_name, outcome.board.latencies, cost)
         write("CSV tables", settings.csv_dir, lambda p: write_csv_tables(p, tables))
     if settings.chart_path is not None:
         chart = svg_chart(scores, gate, f"BFCL V4: {outcome.model_name}")
@@ -239,6 +243,8 @@ def closing_sections(outcome: RunOutcome, finished: FinishedRun) -> list[tuple[s
     the files written."""
     settings = outcome.settings
     scores = [*score_table(finished.scores, outcome.metadata)]
+    if outcome.left_out:
+        scores += ["", outcome.left_out]
     if finished.incomplete:
         allowed = " (allowed by --bfcl-allow-incomplete)" if settings.allow_incomplete else ""
         scores += ["", f"incomplete run{allowed}: entries not scored"]
@@ -275,12 +281,29 @@ def closing_sections(outcome: RunOutcome, finished: FinishedRun) -> list[tuple[s
     if finished.written:
         width = max(len(what) for what, _ in finished.written)
         lines = [f"{what:<{width}}  {path}" for what, path in finished.written]
+        saved = settings.save_baseline_path in {path for _, path in finished.written}
+        warning = incomplete_baseline_warning(finished.scores) if saved else None
+        if warning:
+            lines.append(warning)
         sections.append(("BFCL files written", lines))
     if finished.not_written:
         width = max(len(what) for what, _, _ in finished.not_written)
         lines = [f"{what:<{width}}  {path}: {why}" for what, path, why in finished.not_written]
         sections.append(("BFCL files not written", lines))
-    return sections
+    return [(title, fit_all(lines)) for title, lines in sections]  # at most 200 characters
+
+
+def incomplete_baseline_warning(scores: Scores) -> str | None:
+    """One line when the baseline just saved lacks entries of its run, naming the categories
+    (runs compared with it cannot tell a regression there); ``None`` when it has them all."""
+    missing = [
+        f"{name} ({cat.missing} of {cat.expected})"
+        for name, cat in missing_by_category(scores).items()
+    ]
+    if not missing:
+        return None
+    label = "warning: the baseline was saved from an incomplete run; not scored: "
+    return label + listed(missing, LINE_WIDTH - len(label), at_most=len(missing))
 
 
 def failure_lines(

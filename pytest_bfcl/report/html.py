@@ -33,6 +33,7 @@ from pytest_bfcl.report.entries import EntryRecord
 from pytest_bfcl.report.gate import Comparison, GateResult
 from pytest_bfcl.report.markdown import gate_reasons
 from pytest_bfcl.report.scores import CategoryScore, GroupScore, Scores
+from pytest_bfcl.report.wording import count, signed
 
 # Above this many bytes of JSON the data is embedded gzip-compressed (base64): model output
 # compresses about tenfold, and the file is what CI keeps as an artifact.
@@ -368,6 +369,12 @@ def _category_notes(cat: CategoryScore) -> list[str]:
         notes.append(_plural(cat.errors, "error"))
     if cat.missing:
         notes.append(f"{cat.missing} missing")
+    if cat.tool_failures:  # as the terminal's table says it: answers made without working tools
+        search, fetch = cat.tool_failures.get("search", 0), cat.tool_failures.get("fetch", 0)
+        notes.append(
+            f"web tools failed: {count(search, 'search', 'searches')}, "
+            f"{count(fetch, 'fetch', 'fetches')}"
+        )
     if cat.sampled_from is not None and cat.ci_low is not None and cat.ci_high is not None:
         notes.append(
             f"sample of {cat.sampled_from}, 95% CI {cat.ci_low * 100:.1f}-{cat.ci_high * 100:.1f}"
@@ -387,7 +394,7 @@ def _comparison_cells(comparison: Comparison | None, gated: bool) -> str:
     detects = "none" if comparison.detectable_drop is None else f"{comparison.detectable_drop:.2f}"
     return (
         f'<td class="num">{_percent(comparison.baseline_accuracy)}</td>'
-        f'<td class="num {css}">{change:+.2f}</td>'
+        f'<td class="num {css}">{signed(change)}</td>'
         f'<td class="num">{comparison.p_value:.3g}</td>'
         f'<td class="num" title="smallest drop in points found with 80% power">{detects}</td>'
         f'<td class="num">{len(comparison.regressions)}</td>'

@@ -7,6 +7,7 @@ from typing import Any
 from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.render import percent
 from pytest_bfcl.report.scores import Scores
+from pytest_bfcl.report.wording import count, signed
 
 
 def markdown_summary(
@@ -35,7 +36,7 @@ def markdown_summary(
             mark = " :x:" if c.failed else ""
             lines.append(
                 f"| {name}{mark} | {percent(c.baseline_accuracy).strip()} | "
-                f"{percent(c.current_accuracy).strip()} | {-c.drop_points:+.2f} | "
+                f"{percent(c.current_accuracy).strip()} | {signed(-c.drop_points)} | "
                 f"{c.p_value:.3g} | {len(c.regressions)} |"
             )
         elif compared:
@@ -75,7 +76,7 @@ def markdown_summary(
 def gate_reasons(gate: GateResult) -> list[str]:
     reasons = [
         f"{c.name}: {c.baseline_accuracy * 100:.2f}% -> {c.current_accuracy * 100:.2f}% "
-        f"({-c.drop_points:+.2f} points, p={c.p_value:.3g}, {len(c.regressions)} regressed)"
+        f"({signed(-c.drop_points)} points, p={c.p_value:.3g}, {len(c.regressions)} regressed)"
         for c in gate.comparisons
         if c.failed
     ]
@@ -88,6 +89,7 @@ def gate_reasons(gate: GateResult) -> list[str]:
         )
     if gate.known_errors:
         notes.append(
-            f"{len(gate.known_errors)} entries with a known ground-truth error left out of the gate"
+            f"{count(len(gate.known_errors), 'entry', 'entries')} with a known ground-truth "
+            "error left out of the gate"
         )
     return reasons + gate.threshold_failures + incomplete + notes

@@ -12,6 +12,7 @@ from pytest_bfcl.report.completeness import top_reason
 from pytest_bfcl.report.entries import bounded
 from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.scores import GroupScore, Scores
+from pytest_bfcl.report.wording import LINE_WIDTH, count, fit_all, listed, signed
 
 
 def percent(value: float | None) -> str:
@@ -49,15 +50,18 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
         notes = []
         if cat.skipped or cat.excluded:
             reason = top_reason(cat.skip_reasons)
-            count = cat.skipped + cat.excluded
-            notes.append(f"{count} skipped" + (f" ({reason})" if reason else ""))
+            skipped = cat.skipped + cat.excluded
+            notes.append(f"{skipped} skipped" + (f" ({reason})" if reason else ""))
         if cat.errors:
-            notes.append(f"{cat.errors} errors")
+            notes.append(count(cat.errors, "error"))
         if cat.not_run:
             notes.append(f"{cat.not_run} not run")
         if cat.tool_failures:
             search, fetch = cat.tool_failures.get("search", 0), cat.tool_failures.get("fetch", 0)
-            notes.append(f"web tools failed: {search} searches, {fetch} fetches")
+            notes.append(
+                f"web tools failed: {count(search, 'search', 'searches')}, "
+                f"{count(fetch, 'fetch', 'fetches')}"
+            )
         if cat.sampled_from is not None and cat.ci_low is not None and cat.ci_high is not None:
             notes.append(f"sampled: {cat.total} of {cat.sampled_from}")
         elif not cat.complete:
@@ -182,12 +186,12 @@ def gate_block(gate: GateResult, id_limit: int = 10) -> list[str]:
     head = (
         f"gate: {settings.mode} (alpha {settings.alpha}, minimum drop {settings.min_drop} points)"
     )
-    if settings.mode == "significant" and gate.family:
-        head += (
-            f"; Holm over {gate.family} comparisons ({gate.counted} could reach significance), "
+    lines = [head + ("; compared on the entries both runs have" if gate.common_only else "")]
+    if settings.mode == "significant" and gate.family:  # a line of its own: 200 at most
+        lines.append(
+            f"Holm over {gate.family} comparisons ({gate.counted} could reach significance), "
             f"one-sided: an unchanged model fails it in at most {settings.alpha:.0%} of runs"
         )
-    lines = [head + ("; compared on the entries both runs have" if gate.common_only else "")]
     if gate.comparisons:
         lines.append(
             f"{'score':<26}{'baseline':>9}{'current':>9}{'change':>8}{'p-value':>10}"
@@ -195,11 +199,10 @@ def gate_block(gate: GateResult, id_limit: int = 10) -> list[str]:
         )
     for c in gate.comparisons:
         name = c.name if c.kind != "group" else f"{c.name} (group)"
-        change = round(-c.drop_points, 2) + 0.0  # + 0.0: never "-0.00"
         detects = "none" if c.detectable_drop is None else f"{c.detectable_drop:.2f}"
         lines.append(
             f"{name:<26}{c.baseline_accuracy * 100:>8.2f}%{c.current_accuracy * 100:>8.2f}%"
-            f"{change:>+8.2f}{c.p_value:>10.3g}{detects:>9}{len(c.regressions):>7}"
+            f"{signed(-c.drop_points):>8}{c.p_value:>10.3g}{detects:>9}{len(c.regressions):>7}"
             f"{len(c.flaky_before):>7}{len(c.improvements):>7}" + ("  FAILED" if c.failed else "")
         )
     if gate.comparisons:
@@ -212,13 +215,15 @@ def gate_block(gate: GateResult, id_limit: int = 10) -> list[str]:
             continue
         if c.regressions:
             label = "regressed" + (" (within noise)" if not c.failed else "")
-            lines.append(f"{label} in {c.name}: {_ids(c.regressions, id_limit)}")
+            lines.append(_id_line(f"{label} in {c.name}: ", c.regressions, id_limit))
         if c.flaky_before:
-            lines.append(f"flaky before, worse now in {c.name}: {_ids(c.flaky_before, id_limit)}")
+            lines.append(
+                _id_line(f"flaky before, worse now in {c.name}: ", c.flaky_before, id_limit)
+            )
     if gate.known_errors:
         lines.append(
-            f"left out: {len(gate.known_errors)} entries with a known ground-truth error "
-            "(--bfcl-known-errors=include to compare them)"
+            f"left out: {count(len(gate.known_errors), 'entry', 'entries')} with a known "
+            "ground-truth error (--bfcl-known-errors=include to compare them)"
         )
     lines += [f"threshold: {failure}" for failure in gate.threshold_failures]
     if gate.incomplete:
@@ -227,10 +232,11 @@ def gate_block(gate: GateResult, id_limit: int = 10) -> list[str]:
             if gate.allow_incomplete
             else "FAILED (pass --bfcl-allow-incomplete to gate on what was scored)"
         )
-        lines.append(f"incomplete: {len(gate.incomplete)} problems listed above; {verdict}")
-    return lines
+        problems = count(len(gate.incomplete), "problem")
+        lines.append(f"incomplete: {problems} listed above; {verdict}")
+    return fit_all(lines)  # README: no line over 200 characters
 
 
-def _ids(ids: list[str], limit: int) -> str:
-    more = len(ids) - limit
-    return ", ".join(ids[:limit]) + (f" and {more} more" if more > 0 else "")
+def _id_line(label: str, ids: list[str], limit: int) -> str:
+    """A label and as many ids as fit on one line (at most ``limit``), then how many more."""
+    return label + listed(ids, LINE_WIDTH - len(label), at_most=limit)

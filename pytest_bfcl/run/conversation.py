@@ -220,9 +220,7 @@ class Conversation:
             try:
                 calls = decode_step(reply.result, self.mode)
             except DecodeError as exc:
-                step_log.append(
-                    {"role": "handler_log", "content": "decode failed", "error": str(exc)}
-                )
+                step_log.append(_undecoded_log(reply.result, self.mode, exc))
                 break
             if is_empty_calls(calls):
                 step_log.append({"role": "handler_log", "content": "no calls", "decoded": calls})
@@ -287,3 +285,14 @@ class Conversation:
                 **self._tool_failures(),
             },
         )
+
+
+# What the log says of a step that holds no calls to run: in fc mode a text answer is how a
+# model ends its turn (its final answer), not a decoding failure.
+FINAL_TEXT_LOG = "answer in text (no calls): the turn ends here"
+
+
+def _undecoded_log(result: Any, mode: str, exc: DecodeError) -> dict[str, Any]:
+    if mode == "fc" and isinstance(result, str):
+        return {"role": "handler_log", "content": FINAL_TEXT_LOG}
+    return {"role": "handler_log", "content": "decode failed", "error": str(exc)}

@@ -41,6 +41,7 @@ from pytest_bfcl.models.base import (
 from pytest_bfcl.redact import redact_data, register_secret_env
 from pytest_bfcl.report.detection import plan
 from pytest_bfcl.run.leaderboard import as_leaderboard_scores, leaderboard_note
+from pytest_bfcl.run.preflight import left_out_for_extras
 from pytest_bfcl.run.results_dir import ResultsWriter, sample_dir
 from pytest_bfcl.run.sampling import sample_counts, stratified_sample
 from pytest_bfcl.run.scheduler import Progress, Scheduler, expected_requests, start_order
@@ -118,6 +119,8 @@ class BfclRun:
         # (the executable categories' public APIs); skipped, and so reported as missing.
         self.unavailable: dict[str, str] = {}
         self.progress = Progress()
+        # Categories of the default selection left out: the extra each needs is not installed.
+        self.left_out: dict[str, str] = {}
         # Whether generations keep their conversations' inference logs once any results
         # directory has them (the HTML report and result observers read them; the pytest glue
         # says, after collection, when nothing will).
@@ -134,16 +137,31 @@ class BfclRun:
         self.wiring = ConversationWiring(settings, dataset, self.model, self.session, self.results)
 
     @classmethod
-    def create(cls, settings: Settings, hook: Any = None, session: str | None = None) -> BfclRun:
+    def create(
+        cls,
+        settings: Settings,
+        hook: Any = None,
+        session: str | None = None,
+        default_selection: bool = False,
+    ) -> BfclRun:
         """``hook``: pytest's ``config.hook`` (or any manager's relay with the hooks of
-        :mod:`pytest_bfcl.hookspecs`); by default the built-in models only."""
+        :mod:`pytest_bfcl.hookspecs`); by default the built-in models only.
+        ``default_selection``: the categories are the default ones, not asked for, so those
+        this install lacks an extra for are left out (:attr:`left_out`) rather than refused."""
         register_secret_env(settings.api_key_env)  # masked in everything the run writes
         source = resolve_data_source(settings.data_dir)
         if settings.leaderboard_model:
             settings = as_leaderboard_scores(settings, source)
         scoring = ScoringOptions(settings.mode, settings.underscore_to_dot, settings.reasoning)
         model = make_model(settings.model, scoring, settings, source, hook)
-        return cls(settings, Dataset(source), model, session)
+        left: dict[str, str] = {}
+        if default_selection and isinstance(with_defaults(model), StepModel):
+            left = left_out_for_extras(settings.categories, settings.web, settings.web_provider)
+            kept = tuple(c for c in settings.categories if c not in left)
+            settings = settings.model_copy(update={"categories": kept})
+        run = cls(settings, Dataset(source), model, session)
+        run.left_out = left
+        return run
 
     def leaderboard_note(self) -> str | None:
         """How this run reproduces a leaderboard model's scoring (``--bfcl-leaderboard-model``)."""

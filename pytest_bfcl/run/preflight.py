@@ -5,6 +5,7 @@ recording) ends the session with one line that names the problem and the fix."""
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,60 @@ if TYPE_CHECKING:
     from pytest_bfcl.run.engine import BfclRun
 
 _find_spec = importlib.util.find_spec  # (tests replace it)
+
+
+def left_out_for_extras(
+    categories: tuple[str, ...],
+    web: str,
+    web_provider: str,
+    find: Callable[[str], object] | None = None,
+) -> dict[str, str]:
+    """Categories of a default selection that this install cannot run, with the extra that
+    brings what they need: the first run on a plain install scores what it can instead of
+    ending in an error about packages (a category asked for by name still stops the run)."""
+    find = find or _find_spec
+    left: dict[str, str] = {}
+    for category in categories:
+        absent, extra = missing_packages(category, find)
+        if absent:
+            left[category] = extra
+        elif _searches_live(category, web) and _web_modules_missing(web_provider, find):
+            left[category] = "web"
+    return left
+
+
+def _searches_live(category: str, web: str) -> bool:
+    return CATEGORIES[category].kind is Kind.WEB_SEARCH and web in ("live", "record")
+
+
+def _web_modules_missing(provider: str, find: Callable[[str], object]) -> bool:
+    """Whether live web search lacks a package of the web extra (a replay needs none)."""
+    from pytest_bfcl.web.access import WEB_PACKAGES
+
+    modules = list(WEB_PACKAGES)
+    serpapi = provider == "serpapi" or (provider == "auto" and os.environ.get("SERPAPI_API_KEY"))
+    if not serpapi:
+        modules.append("ddgs")  # DuckDuckGo, the search without a key
+    return any(find(module) is None for module in modules)
+
+
+def left_out_line(left: dict[str, str]) -> str:
+    """One line: the categories left out and the ``pip install`` that brings each group."""
+    by_extra: dict[str, list[str]] = {}
+    for category, extra in left.items():
+        by_extra.setdefault(extra, []).append(category)
+    parts = [
+        f"{', '.join(names)} (pip install 'pytest-bfcl[{extra}]')"
+        for extra, names in by_extra.items()
+    ]
+    return f"pytest-bfcl: left out of the default selection, not installed here: {'; '.join(parts)}"
+
+
+# The CPU build of torch, installed before the memory extra (pip would pull a CUDA one).
+_TORCH_FIRST = {
+    "memory": " (on a machine without a GPU, first: pip install torch --index-url "
+    "https://download.pytorch.org/whl/cpu)"
+}
 
 
 def preflight(run: BfclRun) -> None:
@@ -58,7 +113,7 @@ def check_extras(run: BfclRun) -> None:
         if absent:
             raise SetupError(
                 f"{category} needs {', '.join(absent)}, not installed here: "
-                f"pip install 'pytest-bfcl[{extra}]' (torch==2.13.0 first, for the CPU build), "
+                f"pip install 'pytest-bfcl[{extra}]'{_TORCH_FIRST.get(extra, '')}, "
                 "or leave the category out with --bfcl-category"
             )
 

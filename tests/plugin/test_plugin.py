@@ -336,3 +336,34 @@ def test_the_collector_comes_back_when_the_last_thread_leaves_its_pause():
     release.set()
     thread.join()
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize(
+    ("spec", "fixed"),
+    [
+        ("Oracle", "oracle"),
+        ("ORACLE:flaky=0.1", "oracle:flaky=0.1"),
+        ("Replay:results/x", "replay:results/x"),
+        ("orcale", "oracle"),
+        ("rplay:results/x", "replay:results/x"),
+        ("vLLM:/ckpt", "vllm:/ckpt"),
+        ("replay", "replay:DIR"),
+    ],
+)
+def test_a_mistyped_builtin_model_is_a_usage_error(pytester, spec, fixed, monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    result = pytester.runpytest(f"--bfcl-model={spec}", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert f"did you mean --bfcl-model={fixed}?" in err
+    assert "Traceback" not in err
+
+
+def test_builtin_name_mistakes_leave_endpoint_names_alone():
+    from pytest_bfcl.models.builtin import builtin_name_mistake
+
+    for name in ("gpt-4o", "Qwen/Qwen3-8B", "qwen3:8b", "llama3:8b", "oracle-7b", "vllm:/ckpt"):
+        assert builtin_name_mistake(name, endpoint_given=False) is None
+    # a near spelling may be a served model's name when an endpoint is given; other case not
+    assert builtin_name_mistake("orcale", endpoint_given=True) is None
+    assert builtin_name_mistake("Oracle", endpoint_given=True) is not None

@@ -135,7 +135,7 @@ def test_build_settings_registers_the_run_secrets(monkeypatch):
     monkeypatch.setenv("MY_GATEWAY", f"env-{SENTINEL}")
     build_settings(
         {
-            "model": "oracle",
+            "model": "my-model",
             "api_key_env": "MY_GATEWAY",
             "vllm_args": f"--tool-call-parser hermes --api-key args-{SENTINEL}",
             "base_urls": [f"http://127.0.0.1:1/v1?token=q-{SENTINEL}"],

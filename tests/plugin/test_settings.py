@@ -124,7 +124,7 @@ def test_good_values_as_typed_on_the_command_line(tmp_path):
     baseline.write_text("{}")
     settings = build_settings(
         {
-            "model": "oracle",
+            "model": "Qwen/Qwen3-8B",
             "mode": "prompt",
             "categories": "simple_python,live_simple",
             "concurrency": "16",
@@ -220,8 +220,36 @@ def test_ini_spellings_are_checked_like_the_command_line(pytester):
     result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = result.stderr.str()
+    ini = str(pytester.path / "pyproject.toml")
+    assert f"bfcl_concurrency (in {ini}) must be a whole number of at least 1 (got 0)" in err
+    assert f"bfcl_timeout (in {ini}) must be a finite number greater than 0 (got -2)" in err
+    assert "--bfcl-concurrency" not in err
+
+
+def test_a_flag_overriding_the_ini_is_named_as_the_flag(pytester):
+    pytester.makepyprojecttoml(
+        '[tool.pytest.ini_options]\nbfcl_model = "oracle"\nbfcl_category = "simple_pyhton"\n'
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "--bfcl-concurrency=0")
+    err = result.stderr.str()
     assert "--bfcl-concurrency must be a whole number of at least 1 (got 0)" in err
-    assert "--bfcl-timeout must be a finite number greater than 0 (got -2)" in err
+    assert "bfcl_category (in " in err and "did you mean 'simple_python'" in err
+
+
+def test_a_misspelt_category_gets_the_closest_names():
+    with pytest.raises(ValueError, match=r"did you mean 'multi_turn'"):
+        build_settings({"model": "oracle", "categories": "multi_trun"})
+    with pytest.raises(ValueError) as info:
+        build_settings({"model": "oracle", "categories": "zzzz"})
+    assert "did you mean" not in str(info.value) and "known names: all" in str(info.value)
+
+
+def test_oracle_or_replay_with_a_base_url_is_refused():
+    for model in ("oracle", "oracle:flaky=0.1", "replay:results"):
+        with pytest.raises(ValueError, match="sends no request") as info:
+            build_settings({"model": model, "base_urls": ["http://localhost:8000/v1"]})
+        assert "--bfcl-base-url" in str(info.value)
+    build_settings({"model": "oracle-7b", "base_urls": ["http://localhost:8000/v1"]})
 
 
 def test_good_ini_spellings_are_accepted(pytester, data_source):
@@ -241,3 +269,20 @@ def test_good_ini_spellings_are_accepted(pytester, data_source):
     )
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=8)  # half of live_relevance's 16 entries
+
+
+def test_problems_of_options_set_in_the_ini_name_their_keys(pytester):
+    pytester.makepyprojecttoml('[tool.pytest.ini_options]\nbfcl_model = "Oracle"\n')
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    ini = str(pytester.path / "pyproject.toml")
+    assert f"bfcl_model (in {ini}) = 'Oracle': built-in model names are lower case" in (
+        result.stderr.str()
+    )
+    pytester.makepyprojecttoml(
+        '[tool.pytest.ini_options]\nbfcl_model = "oracle"\nbfcl_web = "replay"\n'
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    err = result.stderr.str()
+    assert "--bfcl-web=replay needs --bfcl-web-cassette=DIR" in err
+    assert f"(set in the ini file: bfcl_web (in {ini}))" in err

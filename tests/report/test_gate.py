@@ -180,3 +180,19 @@ def test_compare_groups_and_overall():
     ].drop_points == pytest.approx(30)
     assert not by_name["irrelevance"].failed
     assert "non_live" not in by_name  # java/javascript/multiple... were not run
+
+
+def test_gate_table_lines_stay_within_200_characters():
+    from pytest_bfcl.report.render import gate_block
+
+    ids = [f"memory_rec_sum_{i}-notetaker-{i % 20}" for i in range(150)]
+    baseline = dict.fromkeys(ids, True) | {f"memory_kv_{i}-customer-0": True for i in range(150)}
+    current = dict(baseline) | dict.fromkeys(ids[:60], False)
+    result = compare(current, baseline, GateSettings(), common_only=True)
+    lines = gate_block(result)
+    assert max(len(line) for line in lines) <= 200
+    regressed = next(line for line in lines if line.startswith("regressed in memory_rec_sum"))
+    assert regressed.endswith("more") and "memory_rec_sum_0-notetaker-0" in regressed
+    assert any("Holm over" in line for line in lines)
+    unchanged = next(line for line in lines if line.startswith("memory_kv "))
+    assert "-0.00" not in unchanged and "+0.00" in unchanged

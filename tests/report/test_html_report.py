@@ -667,3 +667,44 @@ def test_screenshots(tmp_path: Path):
         driver.quit()
     for name in ("scores", "failing", "multi-turn"):
         assert (folder / f"html-report-{name}.png").stat().st_size < 400_000
+
+
+@browser_only
+def test_a_deep_link_shows_that_one_entry_and_scrolls_to_it(driver: Any, report_file: Path):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get("about:blank")
+    driver.get(report_file.as_uri() + "#entry=simple_python_1")
+    WebDriverWait(driver, 30).until(
+        lambda d: d.execute_script("return document.body.dataset.ready === '1'")
+    )
+    assert _shown_ids(driver) == ["simple_python_1"]  # not simple_python_10 ... 19 too
+    WebDriverWait(driver, 10).until(
+        lambda d: d.find_element(
+            "css selector", 'li[data-id="simple_python_1"] .detail:not(.loading)'
+        )
+    )
+    top = driver.execute_script(
+        "const r = document.querySelector('li[data-id=\"simple_python_1\"]')"
+        ".getBoundingClientRect(); return [r.top, window.innerHeight, window.scrollY]"
+    )
+    assert 0 <= top[0] < top[1] and top[2] > 0  # scrolled down to it, in view
+    driver.execute_script("location.hash = '#entry=live_multiple_10'")
+    WebDriverWait(driver, 5).until(lambda d: _shown_ids(d) == ["live_multiple_10"])
+    _click(driver, '[data-filter="all"]')  # browsing again leaves the linked entry
+    assert len(_shown_ids(driver)) > 1
+    assert _errors(driver) == []
+
+
+def test_a_final_text_answer_is_not_logged_as_a_decode_failure(pytester, data_source):
+    """In fc mode a conversation's last step is the model's answer in text: the end of its
+    turn, which the report shows as such (the oracle answers memory questions so)."""
+    html = pytester.path / "r.html"
+    result = pytester.runpytest("--bfcl-model=oracle", "--bfcl-category=memory_kv",
+                                "--bfcl-sample=2", f"--bfcl-html={html}",
+                                f"--bfcl-data={data_source.data_dir}", "-p", "no:cacheprovider")  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
+    records = read_data_element(html.read_text("utf-8"))["records"]
+    logs = json.dumps([r.get("conversation") for r in records])
+    assert records and "answer in text (no calls): the turn ends here" in logs
+    assert "decode failed" not in logs

@@ -205,3 +205,85 @@ def test_exec_summary_in_the_table_csv_and_markdown():
     plain.add_verdict("simple_python_0", "simple_python", True)
     assert "Exec Summary" not in "\n".join(score_table(plain.scores(), {}))
     assert "data_executable.csv" not in csv_tables(plain.scores(), "m", [])
+
+
+def test_a_baseline_saved_from_an_incomplete_run_warns_in_one_line(tmp_path):
+    settings = Settings(model="oracle", categories="simple_python,multiple",
+                        save_baseline_path=tmp_path / "b.json")  # fmt: skip
+    metadata = {"model": "m", "mode": "fc", "dataset": {"version": "v", "data_dir": "/x"}}
+    board = ScoreBoard()
+    board.expect({"simple_python": {f"simple_python_{i}" for i in range(10)},
+                  "multiple": {f"multiple_{i}" for i in range(5)}})  # fmt: skip
+    for i in range(7):
+        board.add_verdict(f"simple_python_{i}", "simple_python", True)
+    for i in range(5):
+        board.add_verdict(f"multiple_{i}", "multiple", True)
+    outcome = RunOutcome(board=board, settings=settings, metadata=metadata, model_name="m")
+    files = dict(closing_sections(outcome, finish_run(outcome)))["BFCL files written"]
+    warnings = [line for line in files if line.startswith("warning:")]
+    assert warnings == [
+        "warning: the baseline was saved from an incomplete run; not scored: "
+        "simple_python (3 of 10)"
+    ]
+    assert (tmp_path / "b.json").is_file()
+    for i in range(7, 10):  # complete: no warning
+        board.add_verdict(f"simple_python_{i}", "simple_python", True)
+    files = dict(closing_sections(outcome, finish_run(outcome)))["BFCL files written"]
+    assert not [line for line in files if line.startswith("warning:")]
+
+
+def test_csv_cost_only_from_prices_and_no_multi_turn_figures_without_multi_turn():
+    board = ScoreBoard()
+    for i in range(10):
+        board.add_verdict(f"simple_python_{i}", "simple_python", True)
+    latencies = [12.5, 30.0, 41.0]  # the reference would price these at a self-hosted rate
+
+    def overall(cost: float | None) -> dict[str, str]:
+        header, row = csv_tables(board.scores(), "m", latencies, cost)["data_overall.csv"].split(
+            "\n"
+        )
+        return dict(zip(header.split(","), row.split(","), strict=True))
+
+    cells = overall(None)
+    assert cells["Total Cost ($)"] == "N/A"
+    assert cells["Latency Mean (s)"] == "27.83"
+    for column in ("Multi Turn Acc", "Multi Turn Base", "Multi Turn Long Context"):
+        assert cells[column] == "N/A"
+    multi = csv_tables(board.scores(), "m", latencies)["data_multi_turn.csv"].split("\n")[1]
+    assert multi == "1,m,N/A,N/A,N/A,N/A,N/A"
+    assert overall(1.234)["Total Cost ($)"] == "1.23"
+
+
+def test_the_chart_has_a_legend_naming_its_colours():
+    import xml.etree.ElementTree as ET
+
+    from pytest_bfcl.report.chart import svg_chart
+
+    board = ScoreBoard()
+    for i in range(50):
+        board.add_verdict(f"simple_python_{i}", "simple_python", i >= 20)
+    baseline = {f"simple_python_{i}": True for i in range(50)}
+    gate = compare(board.verdicts, baseline, GateSettings())
+    svg = ET.fromstring(svg_chart(board.scores(), gate, "t"))
+    ns = "{http://www.w3.org/2000/svg}"
+    legend = svg.find(f"{ns}g[@class='legend']")
+    assert legend is not None
+    labels = [t.text for t in legend.iter(f"{ns}text")]
+    assert labels == ["current score", "baseline", "significant drop (gate failed)"]
+    colours = {r.get("fill") for r in legend.iter(f"{ns}rect")}
+    bars = {r.get("fill") for r in svg.iter(f"{ns}rect")} - colours
+    assert bars == set() and len(colours) == 3  # every bar colour is explained
+    alone = ET.fromstring(svg_chart(board.scores(), None, "t"))
+    assert [t.text for t in alone.find(f"{ns}g[@class='legend']").iter(f"{ns}text")] == [
+        "current score"
+    ]
+
+
+def test_the_html_score_table_shows_web_tool_failures():
+    from pytest_bfcl.report.html import render_html
+
+    board = ScoreBoard()
+    board.add_verdict("web_search_base_0", "web_search_base", True)
+    board.add_tool_failures("web_search_base", 1, 4)
+    page = render_html([], {}, board.scores(), None, {"model": "m"})
+    assert "web tools failed: 1 search, 4 fetches" in page

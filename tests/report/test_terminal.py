@@ -86,3 +86,27 @@ def test_on_ci_each_failure_is_still_one_line(pytester, dataset, tmp_path, commo
     assert "  output:" not in out
     assert out.count("FAILED bfcl/simple_javascript::") == 50
     assert junit.read_text().count('output:   "no"') == 50  # the full explanation is kept there
+
+
+def test_progress_lines_give_the_rate_and_what_is_left():
+    from pytest_bfcl.run.scheduler import duration, progress_line
+
+    line = progress_line(120, 4441, 2, 40.0, in_flight=8)
+    assert line == (
+        "bfcl: 120/4441 generated, 8 in flight, 2 failed, 3.0 entries/s, about 24m 00s left"
+    )
+    assert progress_line(10, 10, 0, 5.0) == "bfcl: 10/10 generated, 0 failed, 2.0 entries/s"
+    assert progress_line(0, 10, 0, 0.0) == "bfcl: 0/10 generated, 0 failed, 0.0 entries/s"
+    assert [duration(s) for s in (0.2, 45, 200, 3725)] == ["under 1s", "45s", "3m 20s", "1h 02m"]
+
+
+def test_the_xdist_controller_prints_progress_lines(pytester, common):
+    pytest.importorskip("xdist")
+    result = pytester.runpytest("--bfcl-model=oracle", "--bfcl-category=simple_python,multiple",
+                                "-n", "2", "--bfcl-progress=0.001", *common)  # fmt: skip
+    result.assert_outcomes(passed=600)
+    progress = [line for line in result.stdout.lines if line.startswith("bfcl: ")]
+    assert progress, "no progress line under xdist"
+    assert all("/600 generated, " in line and "entries/s" in line for line in progress)
+    counts = [int(line.split()[1].split("/")[0]) for line in progress]
+    assert counts == sorted(counts) and counts[-1] <= 600

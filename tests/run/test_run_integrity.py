@@ -51,7 +51,7 @@ def test_board_counts_missing_skipped_errored_and_not_run():
     lines = incompleteness(board.scores())
     assert len(lines) == 1
     assert lines[0].startswith("simple_python: 5 of 10 not scored (2 skipped: no stored result")
-    assert "1 errors; 2 not run" in lines[0]
+    assert "x.json, and 1 other entry alike; 1 error; 2 not run)" in lines[0]
 
 
 def test_excluded_entries_are_not_missing():
@@ -76,7 +76,13 @@ def test_summaries_stay_short_whatever_the_number_of_reasons():
     }
     text = top_reason(reasons)
     assert len(text) < 250
-    assert text.endswith("(and 1052 other reasons)")
+    # one reason naming a different entry each time is one reason, not 1053
+    assert text == (
+        "no stored result for live_multiple_0-0-0 in some/file.json, and 1,052 other entries alike"
+    )
+    reasons["the API does not answer"] = 2
+    assert top_reason(reasons).endswith("alike (and 1 other reason)")
+    assert top_reason({"a": 1, "b": 3, "c": 1}) == "b (and 2 other reasons)"
 
 
 def test_unpaired_entries_are_named():
@@ -595,3 +601,66 @@ def test_a_result_file_that_is_no_regular_file_is_one_error_naming_it(tmp_path, 
     model = ReplayModel(tmp_path, ScoringOptions("fc", True))
     with pytest.raises(ReplayError, match=f"{path} is not a regular file"):
         model.preflight(["multiple"])
+
+
+# -- a first run on a plain install ----------------------------------------------------------------
+
+
+def _without(*modules: str):
+    real = preflight._find_spec
+    return lambda name: None if name in modules else real(name)
+
+
+def test_default_selection_leaves_out_what_the_install_lacks():
+    hidden = _without("faiss", "ddgs")
+    left = preflight.left_out_for_extras(
+        ("simple_python", "memory_vector", "web_search_base"), "live", "auto", find=hidden
+    )
+    assert left == {"memory_vector": "memory", "web_search_base": "web"}
+    # a recording needs no web package; SerpAPI needs no DuckDuckGo client
+    assert preflight.left_out_for_extras(("web_search_base",), "replay", "auto", hidden) == {}
+    assert preflight.left_out_for_extras(("web_search_base",), "live", "serpapi", hidden) == {}
+    line = preflight.left_out_line(
+        {"memory_vector": "memory", "web_search_base": "web", "web_search_no_snippet": "web"}
+    )
+    assert "\n" not in line
+    assert "memory_vector (pip install 'pytest-bfcl[memory]')" in line
+    assert "web_search_base, web_search_no_snippet (pip install 'pytest-bfcl[web]')" in line
+
+
+def test_first_run_on_a_plain_install_names_what_it_left_out(pytester, common, monkeypatch):
+    monkeypatch.setattr(preflight, "_find_spec", _without("faiss", "ddgs"))
+    result = pytester.runpytest("--bfcl-model=oracle", "--co", *common)
+    assert result.ret == pytest.ExitCode.OK
+    out = result.stdout.str()
+    lines = [line for line in out.splitlines() if "left out of the default selection" in line]
+    assert len(lines) == 1
+    assert "memory_vector (pip install 'pytest-bfcl[memory]')" in lines[0]
+    assert "web_search_base, web_search_no_snippet (pip install 'pytest-bfcl[web]')" in lines[0]
+    assert "<BfclCategory memory_vector>" not in out and "web_search_base>" not in out
+    assert "<BfclCategory memory_kv>" in out and "<BfclCategory simple_python>" in out
+
+
+def test_a_category_asked_for_still_needs_its_extra(pytester, common, monkeypatch):
+    monkeypatch.setattr(preflight, "_find_spec", _without("faiss"))
+    result = pytester.runpytest("--bfcl-model=oracle", "--bfcl-category=memory",
+                                "--bfcl-web=off", *common)  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "memory_vector needs faiss" in result.stderr.str()
+
+
+def test_a_baseline_with_left_out_categories_fails_the_gate_as_incomplete(
+    pytester, common, monkeypatch, tmp_path
+):
+    baseline = tmp_path / "baseline.json"
+    sample = ["--bfcl-sample=1", "--bfcl-web=off", "-p", "no:randomly"]
+    first = pytester.runpytest("--bfcl-model=oracle", f"--bfcl-save-baseline={baseline}",
+                               *sample, *common)  # fmt: skip
+    assert first.ret == pytest.ExitCode.OK, first.stdout.str()[-2000:]
+    monkeypatch.setattr(preflight, "_find_spec", _without("faiss"))
+    second = pytester.runpytest("--bfcl-model=oracle", f"--bfcl-baseline={baseline}",
+                                *sample, *common)  # fmt: skip
+    out = second.stdout.str()
+    assert second.ret == pytest.ExitCode.TESTS_FAILED
+    assert "left out of the default selection" in out
+    assert "incomplete" in out and "memory_vector" in out

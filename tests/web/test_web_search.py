@@ -279,3 +279,32 @@ def test_duckduckgo_hits_are_mapped_to_the_common_shape(monkeypatch):
     monkeypatch.setattr(provider, "_client", Broken)
     with pytest.raises(SearchError, match="no route to host"):
         provider.search("tea", 2, "wt-wt")
+
+
+def test_the_failure_rate_is_the_share_of_fetches_that_fail():
+    from pytest_bfcl.backends.web_search import simulated_failure
+
+    # each entry's first fetch (call 1) of its own page: the case the rate must hold for
+    urls = [f"https://example.org/entry/{i}" for i in range(4000)]
+    for rate in (0.05, 0.1, 0.2, 0.3, 0.5):
+        failed = sum(simulated_failure(u, 1, rate) for u in urls)
+        assert abs(failed / len(urls) - rate) < 0.02, (rate, failed)
+    assert not any(simulated_failure(u, 1, 0.0) for u in urls)
+    assert all(simulated_failure(u, 1, 1.0) for u in urls)
+    # the same call fails on every rerun; another call of the same URL decides anew
+    assert [simulated_failure(u, 1, 0.3) for u in urls] == [
+        simulated_failure(u, 1, 0.3) for u in urls
+    ]
+    assert [simulated_failure(u, 1, 0.3) for u in urls] != [
+        simulated_failure(u, 2, 0.3) for u in urls
+    ]
+
+
+def test_entries_do_not_all_fail_or_pass_their_first_fetch_together(web):
+    access = live(web, failure_rate=0.2)
+    first_fetches = [
+        tools(access).instances["WebSearchAPI"].fetch_url_content(f"{web.base}/page/q{i}/0")
+        for i in range(100)
+    ]
+    failed = sum("error" in answer for answer in first_fetches)
+    assert 8 <= failed <= 35  # about a fifth, not none or all

@@ -13,7 +13,8 @@
     ["all", "all", () => true],
   ];
   const ALL = "*";
-  const state = { category: ALL, filter: "all", query: "", page: 0, open: new Set() };
+  // exact: the one entry a deep link (#entry=ID) names; typing a search replaces it
+  const state = { category: ALL, filter: "all", query: "", exact: null, page: 0, open: new Set() };
   let data = null;
   let records = [];
 
@@ -82,6 +83,7 @@
   }
 
   function matchesQuery(record) {
+    if (state.exact !== null) return record.id === state.exact;
     return !state.query || record._id.includes(state.query);
   }
 
@@ -386,6 +388,8 @@
   // -- state ----------------------------------------------------------------------------------
 
   function select(change) {
+    // browsing again (another category, filter or search) leaves the linked entry
+    if (!("exact" in change) && !("page" in change)) state.exact = null;
     Object.assign(state, change);
     if (!("page" in change)) state.page = 0;
     render();
@@ -403,10 +407,21 @@
     if (!entry) return false;
     const record = records.find((r) => r.id === entry);
     if (!record) return false;
-    Object.assign(state, { category: record.category, filter: "all", query: entry.toLowerCase(), page: 0 });
+    Object.assign(state, { category: record.category, filter: "all", query: "", exact: entry, page: 0 });
     state.open.add(entry);
     document.getElementById("search").value = entry;
     return true;
+  }
+
+  function scrollToEntry(entry) {
+    const item = document.querySelector(`li.row[data-id="${CSS.escape(entry)}"]`);
+    if (item) item.scrollIntoView({ block: "start" });
+  }
+
+  function followHash() {
+    if (!fromHash()) return;
+    render();
+    scrollToEntry(state.exact);
   }
 
   function defaultFilter() {
@@ -430,11 +445,13 @@
     });
     data.present = new Set(records.map((r) => r.category));
     state.filter = defaultFilter();
-    fromHash();
+    const linked = fromHash();
+    window.addEventListener("hashchange", followHash);
     let timer = null;
     document.getElementById("search").addEventListener("input", (event) => {
       clearTimeout(timer);
-      timer = setTimeout(() => select({ query: event.target.value.trim().toLowerCase() }), 120);
+      const query = event.target.value.trim().toLowerCase();
+      timer = setTimeout(() => select({ query, exact: null }), 120);
     });
     for (const link of document.querySelectorAll("a.cat-link")) {
       link.addEventListener("click", (event) => {
@@ -444,6 +461,7 @@
       });
     }
     render();
+    if (linked) scrollToEntry(state.exact);
     document.body.dataset.ready = "1";
     window.bfclReadyMs = performance.now();
     // read the details once the list is on screen, so the first opened entry is quick
