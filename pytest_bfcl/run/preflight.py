@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pytest_bfcl.dataset.categories import CATEGORIES
+from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.errors import SetupError
 from pytest_bfcl.kinds import KindSpec, kind_of
