@@ -5,13 +5,15 @@ user runs them (a script, not part of the test suite).
         [--variant NAME ...]
 
 Each round runs every variant once, in turn, so machine noise hits them alike; the table gives
-each variant's minimum and median wall time and its ratio to the first variant (the plain run,
-``--tb=no`` and no reports), minimum to minimum and median to median. Runs start from a fresh
+each variant's minimum and median and its ratio to the plain run (``--tb=no``, no reports) of
+the same checkout, minimum to minimum and median to median. Runs start from a fresh
 directory outside the repository with ``-p no:cacheprovider``. ``BFCL_BENCH_PYTHONPATH`` points
-the runs at another checkout, to compare versions.
+the runs at another checkout; ``--compare PYTHONPATH`` runs every variant on a second checkout
+too, interleaved with the first (before and after a change, side by side). CPU time (user +
+system, workers included) is reported beside wall time: on a shared machine it moves less.
 
-Every variant's verdicts (the junit file's, or the JSON report's counts) are compared with the
-first run's pass/fail counts, so a faster variant that scores differently is noticed.
+Every run's pass/fail counts are compared with the first run's, so a faster variant that
+scores differently is noticed.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -52,8 +55,11 @@ VARIANTS: dict[str, list[str]] = {
 _SUMMARY = re.compile(r"(\d+) (failed|passed|xfailed|xpassed|skipped|errors?)")
 
 
-def run_once(results: Path, category: str, extra: list[str]) -> tuple[float, str]:
-    """(wall seconds, pytest's summary counts) of one whole process."""
+def run_once(
+    results: Path, category: str, extra: list[str], pythonpath: str | None = None
+) -> tuple[float, float, str]:
+    """(wall seconds, CPU seconds of the process and its children, pytest's summary counts)
+    of one whole process."""
     with tempfile.TemporaryDirectory(prefix="bfcl-bench-") as outside:
         args = [
             sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=no",
@@ -61,16 +67,25 @@ def run_once(results: Path, category: str, extra: list[str]) -> tuple[float, str
             *(a.format(out=outside) for a in extra),
         ]  # fmt: skip
         env = dict(os.environ)
-        if os.environ.get("BFCL_BENCH_PYTHONPATH"):
-            env["PYTHONPATH"] = os.environ["BFCL_BENCH_PYTHONPATH"]
+        if pythonpath is not None:
+            env["PYTHONPATH"] = pythonpath
+        before = _children_cpu()
         started = time.perf_counter()
         done = subprocess.run(args, cwd=outside, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - started
+        cpu = _children_cpu() - before
     last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr
     counts = ", ".join(f"{n} {w}" for n, w in _SUMMARY.findall(last))
     if done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(args)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return wall, counts
+    return wall, cpu, counts
+
+
+def _children_cpu() -> float:
+    """User + system seconds of the finished children (xdist workers included): less
+    sensitive than wall time to other work on a shared machine."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -79,25 +94,48 @@ def main() -> None:
     parser.add_argument("--category", default="single_turn,multi_turn")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--variant", action="append", choices=sorted(VARIANTS))
+    parser.add_argument(
+        "--compare",
+        metavar="PYTHONPATH",
+        help="also run every variant on this other checkout (as 'VARIANT@other')",
+    )
     args = parser.parse_args()
     names = args.variant or ["plain", "junit", "json", "html", "all-reports", "n2"]
     if names[0] != "plain":
         names.insert(0, "plain")
-    times: dict[str, list[float]] = {name: [] for name in names}
+    own = os.environ.get("BFCL_BENCH_PYTHONPATH")
+    runs = [(name, own) for name in names]
+    if args.compare:
+        runs += [(f"{name}@other", args.compare) for name in names]
+    walls: dict[str, list[float]] = {label: [] for label, _ in runs}
+    cpus: dict[str, list[float]] = {label: [] for label, _ in runs}
     counts: dict[str, str] = {}
     for _ in range(args.rounds):
-        for name in names:
-            wall, summary = run_once(args.results, args.category, VARIANTS[name])
-            times[name].append(wall)
-            counts.setdefault(name, summary)
+        for label, path in runs:
+            options = VARIANTS[label.split("@")[0]]
+            wall, cpu, summary = run_once(args.results, args.category, options, path)
+            walls[label].append(wall)
+            cpus[label].append(cpu)
+            counts.setdefault("plain", summary)
             if summary != counts["plain"]:
-                raise SystemExit(f"{name} scored differently: {summary} vs {counts['plain']}")
-    base_min, base_med = min(times["plain"]), statistics.median(times["plain"])
+                raise SystemExit(f"{label} scored differently: {summary} vs {counts['plain']}")
     print(f"{args.results} [{args.category}]: {counts['plain']}; {args.rounds} rounds")
-    print(f"{'variant':<16} {'min s':>7} {'median s':>9} {'ratio min':>10} {'ratio median':>13}")
-    for name in names:
-        low, mid = min(times[name]), statistics.median(times[name])
-        print(f"{name:<16} {low:7.2f} {mid:9.2f} {low / base_min:10.2f} {mid / base_med:13.2f}")
+    print(
+        f"{'variant':<22} {'wall min':>9} {'median':>7} {'x plain':>12} "
+        f"{'cpu min':>8} {'median':>7} {'x plain':>12}"
+    )
+    for label, _ in runs:
+        base = "plain@other" if label.endswith("@other") else "plain"
+        print(
+            f"{label:<22} {_figures(walls[label], walls[base])} {_figures(cpus[label], cpus[base])}"
+        )
+
+
+def _figures(times: list[float], base: list[float]) -> str:
+    """min, median, and both as ratios to the base's min and median."""
+    low, mid = min(times), statistics.median(times)
+    ratios = f"{low / min(base):.2f}/{mid / statistics.median(base):.2f}"
+    return f"{low:9.2f} {mid:7.2f} {ratios:>12}"
 
 
 if __name__ == "__main__":

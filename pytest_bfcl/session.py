@@ -498,6 +498,9 @@ class BfclSessionPlugin:
         if record is not None:
             self.html_entries.add(record)
             self.functions.update(getattr(report, "bfcl_functions", None) or {})
+            # Kept in the HTML entries now; pytest keeps every report to the end.
+            del report.bfcl_record
+            report.__dict__.pop("bfcl_functions", None)
         if not report.nodeid.startswith(f"{NODE_PREFIX}/"):
             self.other_failures += int(report.failed)
             return

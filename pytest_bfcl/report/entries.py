@@ -372,54 +372,80 @@ def _escape_script_char(match: re.Match[str]) -> str:
 
 def html_parts(record: EntryRecord) -> dict[str, Any]:
     """The record as the HTML report keeps it, made once when the entry finishes: its index
-    fields (defaults left out, to keep the file small) and its other fields as one line of
-    JSON. Plain data, so it rides on the entry's report under xdist."""
+    fields (defaults left out, to keep the file small) and its other fields, each as compact
+    JSON. Plain text, so it rides on the entry's report under xdist, and the run keeps no
+    objects per entry for the garbage collector to walk."""
     index = record.model_dump(mode="json", include=_INDEX, exclude_defaults=True)
     details = record.model_dump(mode="json", exclude=_INDEX, exclude_defaults=True)
-    return {"index": index, "details": compact_json(details), "functions": record.functions_key}
+    return {
+        "index": compact_json(index),
+        "details": compact_json(details),
+        "category": record.category,
+        "functions": record.functions_key,
+    }
+
+
+# Characters of details gathered before they are escaped and compressed together.
+_CHUNK = 1 << 16
 
 
 class HtmlEntries:
-    """The HTML report's entries, gathered as they finish: the index rows, the details as
-    script-safe JSON Lines compressed as they arrive, the function-doc keys and categories
-    they use. The page is written from this at the end without another pass over the
-    entries; the plain text is kept only while it is small enough to embed as it is."""
+    """The HTML report's entries, gathered as they finish: the index rows (JSON), the details
+    as script-safe JSON Lines compressed in chunks as they arrive, the function-doc keys and
+    categories they use. The page is written from this at the end without another pass over
+    the entries; the plain text is kept only while it is small enough to embed as it is."""
 
     def __init__(self, gzip_above: int = GZIP_ABOVE) -> None:
-        self.index: list[dict[str, Any]] = []
+        self.rows: list[str] = []
         self.functions_keys: set[str] = set()
         self.categories: set[str] = set()
         self._gzip_above = gzip_above
+        self._pending: list[str] = []
+        self._pending_chars = 0
         self._plain: list[str] | None = []
-        self._chars = 0
+        self._chars = 0  # script-safe characters so far
         self._packer = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip stream
         self._packed: list[bytes] = []
         self._finished: bytes | None = None
 
     def __len__(self) -> int:
-        return len(self.index)
+        return len(self.rows)
 
     def add(self, parts: dict[str, Any]) -> None:
         if self._finished is not None:
             raise RuntimeError("entries added after the details were read")
-        index, details = parts["index"], parts["details"]
-        line = ("\n" if self.index else "") + script_safe(details)
-        self.index.append(index)
-        self.categories.add(index["category"])
+        if self.rows:
+            self._pending.append("\n")
+        self.rows.append(parts["index"])
+        self.categories.add(parts["category"])
         if parts.get("functions") is not None:
             self.functions_keys.add(parts["functions"])
-        self._chars += len(line)
-        self._packed.append(self._packer.compress(line.encode("utf-8")))
-        if self._plain is not None:
-            self._plain.append(line)
-            if self._chars > self._gzip_above:
-                self._plain = None  # the page will embed the compressed form
+        self._pending.append(parts["details"])
+        self._pending_chars += len(parts["details"])
+        if self._pending_chars > _CHUNK:
+            self._flush()
 
     def add_record(self, record: EntryRecord) -> None:
         self.add(html_parts(record))
 
+    def index_json(self) -> str:
+        """The index rows as one JSON array."""
+        return "[" + ",".join(self.rows) + "]"
+
+    def _flush(self) -> None:
+        chunk = script_safe("".join(self._pending))
+        self._pending, self._pending_chars = [], 0
+        self._chars += len(chunk)
+        self._packed.append(self._packer.compress(chunk.encode("utf-8")))
+        if self._plain is not None:
+            self._plain.append(chunk)
+            if self._chars > self._gzip_above:
+                self._plain = None  # the page will embed the compressed form
+
     def details(self) -> tuple[str, bool]:
         """(the details' text, whether it is gzip + base64): plain while small."""
+        if self._pending:
+            self._flush()
         if self._plain is not None and self._chars <= self._gzip_above:
             return "".join(self._plain), False
         if self._finished is None:

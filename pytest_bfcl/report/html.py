@@ -71,7 +71,7 @@ def page_pieces(
     metadata: dict[str, Any],
 ) -> list[str]:
     """The page in pieces, from the entries as gathered during the run."""
-    payload = page_data(entries, functions, scores, gate)
+    rest = page_data(entries, functions, scores, gate)
     title = f"BFCL V4: {metadata.get('model')} ({metadata.get('mode')})"
     details, packed = entries.details()
     body = "\n".join(
@@ -84,7 +84,7 @@ def page_pieces(
             "</section>",
             entries_skeleton_html(len(entries)),
             "</main>",
-            data_element(payload),
+            script_element("bfcl-data", data_json(entries, rest)),
         ]
     )
     return [
@@ -142,18 +142,23 @@ def page_data(
     scores: Scores,
     gate: GateResult | None,
 ) -> dict[str, Any]:
-    """What the page's script reads first: the records' index fields, the function docs they
-    point to, the categories in score-table order."""
+    """What the page's script reads first, besides the records' index rows (see
+    :func:`data_json`): the function docs they point to, the categories in score-table
+    order."""
     order = list(scores.categories)
     order += sorted(entries.categories - set(order))
     used = entries.functions_keys
     return {
-        "records": entries.index,
         "functions": {key: docs for key, docs in functions.items() if key in used},
         "categories": order,
         "agentic_prefixes": ["memory_", "web_search_"],
         "gated": gate is not None and bool(gate.comparisons),
     }
+
+
+def data_json(entries: HtmlEntries, rest: dict[str, Any]) -> str:
+    """The page's data as JSON: the index rows as gathered (already JSON), then the rest."""
+    return '{"records":' + entries.index_json() + "," + _json(rest)[1:]
 
 
 def record_details(records: list[EntryRecord]) -> list[dict[str, Any]]:
