@@ -2,7 +2,15 @@
 user runs them (a script, not part of the test suite).
 
     python benchmarks/report_cost.py [--results DIR] [--category C] [--rounds N]
-        [--variant NAME ...]
+        [--variant NAME ...] [--option=PYTEST_OPTION ...] [--compare PYTHONPATH]
+
+Stored results of 10,106 entries (every category but web search, format sensitivity
+included) come from the oracle in prompt mode::
+
+    pytest --bfcl-model=oracle --bfcl-mode=prompt --bfcl-category=all --bfcl-web=off \\
+        --bfcl-results-dir=/tmp/oracle-prompt
+    python benchmarks/report_cost.py --results /tmp/oracle-prompt/oracle --category all \\
+        --option=--bfcl-mode=prompt --option=--bfcl-web=off
 
 Each round runs every variant once, in turn, so machine noise hits them alike; the table gives
 each variant's minimum and median and its ratio to the plain run (``--tb=no``, no reports) of
@@ -56,7 +64,11 @@ _SUMMARY = re.compile(r"(\d+) (failed|passed|xfailed|xpassed|skipped|errors?)")
 
 
 def run_once(
-    results: Path, category: str, extra: list[str], pythonpath: str | None = None
+    results: Path,
+    category: str,
+    extra: list[str],
+    pythonpath: str | None = None,
+    options: tuple[str, ...] = (),
 ) -> tuple[float, float, str]:
     """(wall seconds, CPU seconds of the process and its children, pytest's summary counts)
     of one whole process."""
@@ -64,9 +76,11 @@ def run_once(
         args = [
             sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=no",
             f"--bfcl-model=replay:{results}", f"--bfcl-category={category}",
-            *(a.format(out=outside) for a in extra),
+            *options, *(a.format(out=outside) for a in extra),
         ]  # fmt: skip
         env = dict(os.environ)
+        # As installed: modules compiled once, not on every start (and by every xdist worker).
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         if pythonpath is not None:
             env["PYTHONPATH"] = pythonpath
         before = _children_cpu()
@@ -95,6 +109,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--variant", action="append", choices=sorted(VARIANTS))
     parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        help="a pytest option for every run (--option=--bfcl-mode=prompt)",
+    )
+    parser.add_argument(
         "--compare",
         metavar="PYTHONPATH",
         help="also run every variant on this other checkout (as 'VARIANT@other')",
@@ -110,10 +130,14 @@ def main() -> None:
     walls: dict[str, list[float]] = {label: [] for label, _ in runs}
     cpus: dict[str, list[float]] = {label: [] for label, _ in runs}
     counts: dict[str, str] = {}
+    for _, path in runs[:: len(names)]:  # a first run of each checkout writes its bytecode
+        run_once(args.results, args.category, VARIANTS["plain"], path, tuple(args.option))
     for _ in range(args.rounds):
         for label, path in runs:
             options = VARIANTS[label.split("@")[0]]
-            wall, cpu, summary = run_once(args.results, args.category, options, path)
+            wall, cpu, summary = run_once(
+                args.results, args.category, options, path, tuple(args.option)
+            )
             walls[label].append(wall)
             cpus[label].append(cpu)
             counts.setdefault("plain", summary)
