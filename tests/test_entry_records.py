@@ -148,3 +148,14 @@ def test_bounded_renders_any_value_as_the_piecewise_renderer_does(limit):
     assert any(_plain(v, limit) for v in values) and not all(_plain(v, limit) for v in values)
     for value in values:
         assert bounded(value, limit) == _bounded_pieces(value, limit), value
+
+
+def test_function_keys_cached_per_doc_are_the_plain_keys():
+    from pytest_bfcl.report.entries import FunctionKeys
+
+    shared = [{"name": f"f{i}", "description": "é\ud800", "parameters": {"b": 1, "a": [i]}}
+              for i in range(4)]  # fmt: skip
+    lists = [shared, shared[:2], [shared[3], shared[0]], [], [{"name": "g"}], list(shared)]
+    keys = FunctionKeys()
+    assert [keys.key(docs) for docs in lists] == [functions_key(docs) for docs in lists]
+    assert keys.key(shared) == keys.key(list(shared)) != keys.key(shared[:2])
