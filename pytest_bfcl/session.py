@@ -28,6 +28,7 @@ from pytest_bfcl.models.base import Generation, ModelSpecError, Sampled
 from pytest_bfcl.models.replay import ReplayError
 from pytest_bfcl.perf import (
     allow_freezing,
+    collect_and_freeze,
     forbid_freezing,
     freeze_long_lived,
     paused_gc,
@@ -554,6 +555,7 @@ class BfclSessionPlugin:
             # xdist hands a worker's output to the controller (pytest_testnodedown)
             workeroutput = self.config.workeroutput  # type: ignore[attr-defined]
             workeroutput[REPLICAS_OUTPUT] = json.dumps(self.run.model.replica_stats())
+            collect_and_freeze()
             return
         self.run.finalize_results()
         self.usage = self._usage()
@@ -561,6 +563,7 @@ class BfclSessionPlugin:
         self.scores, self.gate = self.finished.scores, self.finished.gate
         self.incomplete = self.finished.incomplete
         self._set_exit_status(session)
+        collect_and_freeze()
 
     def _outcome(self) -> RunOutcome:
         junit = getattr(self.config.option, "xmlpath", None)
