@@ -81,3 +81,15 @@ def freeze_long_lived() -> None:
     session's cycles would be kept until that program exits."""
     if _freezing_allowed:
         gc.freeze()
+
+
+def collect_and_freeze() -> None:
+    """At the end of a session that owns its process: one full collection, then what is left
+    out of the collector's reach. pytest's two closing collections (looking for unraisable
+    exceptions) otherwise walk every report, junit element and record the run kept (0.17 s
+    of a 4,441-entry run with reports); now they walk what the closing part makes. Garbage
+    with a failing ``__del__`` is found by this collection, while pytest's hook for
+    unraisable exceptions is still in place, and reported as before."""
+    if _freezing_allowed:
+        gc.collect()
+        gc.freeze()

@@ -30,6 +30,7 @@ from pytest_bfcl.models.base import Generation, ModelSpecError, Sampled
 from pytest_bfcl.models.replay import ReplayError
 from pytest_bfcl.perf import (
     allow_freezing,
+    collect_and_freeze,
     forbid_freezing,
     freeze_long_lived,
     paused_gc,
@@ -44,7 +45,14 @@ from pytest_bfcl.report.baseline import (
     stamp_differences,
 )
 from pytest_bfcl.report.detection import category_noise
-from pytest_bfcl.report.entries import Outcome, bounded, build_record, functions_key
+from pytest_bfcl.report.entries import (
+    FunctionKeys,
+    HtmlEntries,
+    Outcome,
+    bounded,
+    build_record,
+    html_parts,
+)
 from pytest_bfcl.report.finish import (
     FailureNote,
     FinishedRun,
@@ -468,9 +476,10 @@ class BfclSessionPlugin:
         self.failures: list[FailureNote] = []
         self.explanations: dict[str, str] = dict.fromkeys(self.settings.explain, "")
         self.progress_pending = False
-        self.records: list[dict[str, Any]] = []  # entry records for the HTML report
+        self.html_entries = HtmlEntries()  # entry records for the HTML report
         self.functions: dict[str, Any] = {}  # their function docs, once per distinct set
         self.functions_sent: set[str] = set()  # keys this process already attached
+        self.function_keys = FunctionKeys()
         self.worker_replicas: list[list[dict[str, Any]]] = []  # from each xdist worker
         self.queue_watch = XdistQueueWatch()
         # An xdist controller's progress: the entries its workers reported (set once they
@@ -542,7 +551,7 @@ class BfclSessionPlugin:
         report = yield
         if isinstance(item, BfclItem):
             if self.settings.html_path is not None:
-                attach_record(item, report, self.functions_sent)
+                attach_record(item, report, self.functions_sent, self.function_keys)
             if report.when == "teardown":  # reported: the item no longer needs them
                 item.release()
         return report
@@ -620,8 +629,11 @@ class BfclSessionPlugin:
             self._report_progress()
         record = getattr(report, "bfcl_record", None)
         if record is not None:
-            self.records.append(record)
+            self.html_entries.add(record)
             self.functions.update(getattr(report, "bfcl_functions", None) or {})
+            # Kept in the HTML entries now; pytest keeps every report to the end.
+            del report.bfcl_record
+            report.__dict__.pop("bfcl_functions", None)
         if not report.nodeid.startswith(f"{NODE_PREFIX}/"):
             self.other_failures += int(report.failed)
             return
@@ -675,6 +687,7 @@ class BfclSessionPlugin:
             # xdist hands a worker's output to the controller (pytest_testnodedown)
             workeroutput = self.config.workeroutput  # type: ignore[attr-defined]
             workeroutput[REPLICAS_OUTPUT] = json.dumps(self.run.model.replica_stats())
+            collect_and_freeze()
             return
         self.run.finalize_results()
         self.usage = self._usage()
@@ -682,6 +695,7 @@ class BfclSessionPlugin:
         self.scores, self.gate = self.finished.scores, self.finished.gate
         self.incomplete = self.finished.incomplete
         self._set_exit_status(session)
+        collect_and_freeze()
 
     def _outcome(self) -> RunOutcome:
         junit = getattr(self.config.option, "xmlpath", None)
@@ -693,7 +707,7 @@ class BfclSessionPlugin:
             model_name=self.run.model.name,
             baseline=self.baseline,
             usage=self.usage,
-            records=self.records,
+            html_entries=self.html_entries,
             functions=self.functions,
             failures=self.failures,
             explanations=self.explanations,
@@ -819,15 +833,20 @@ def _at_line_start(reporter: Any) -> bool:
     return width == 0 if isinstance(width, int) else reporter.currentfspath is None
 
 
-def attach_record(item: BfclItem, report: pytest.TestReport, sent: set[str]) -> None:
-    """Put the entry's record on the report that settles its outcome: a failed or skipped
-    setup, else the call."""
+def attach_record(
+    item: BfclItem, report: pytest.TestReport, sent: set[str], keys: FunctionKeys
+) -> None:
+    """Put the entry's record on the report that settles its outcome (a failed or skipped
+    setup, else the call), in the form the HTML report writes (:func:`html_parts`)."""
     outcome = _outcome(report)
     if outcome is None:
         return
     entry = item.run.entry(item.entry_id)
-    sources = entry.function_sources()
-    key = functions_key(sources)
+    # The docs as the data has them, read only (only serialised from here on): no copy.
+    sources = entry.source_function
+    if sources is None:
+        sources = entry.function_sources()
+    key = keys.key(sources)
     if key not in sent:
         sent.add(key)
         report.bfcl_functions = {key: sources}  # type: ignore[attr-defined]
@@ -851,7 +870,7 @@ def attach_record(item: BfclItem, report: pytest.TestReport, sent: set[str]) -> 
         functions_key_=key,
         known_error=item.run.known_error_note(item.entry_id),
     )
-    report.bfcl_record = record.model_dump(mode="json")  # type: ignore[attr-defined]
+    report.bfcl_record = html_parts(record)  # type: ignore[attr-defined]
 
 
 def _outcome(report: pytest.TestReport) -> Outcome | None:

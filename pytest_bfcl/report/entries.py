@@ -9,9 +9,12 @@ entries repeat the same backends' docs hundreds of times.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
-from collections.abc import Iterator
+import re
+import zlib
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -60,6 +63,69 @@ def bounded(value: Any, limit: int = FIELD_LIMIT) -> str:
     when rendered whole (shared references repeated), or nesting deeper than recursion."""
     if isinstance(value, str):
         return value if len(value) <= limit else value[: limit - 3] + "..."
+    if _plain(value, limit):
+        # The same text as the pieces below, rendered by the json module's C encoder: the
+        # pieces of an ordinary value cost more than scoring it.
+        text = json.dumps(value, ensure_ascii=False)
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+    return _bounded_pieces(value, limit)
+
+
+# Nesting that the json module's encoder renders without nearing the recursion limit.
+_PLAIN_DEPTH = 100
+
+
+def _plain(value: Any, limit: int) -> bool:
+    """Whether ``json.dumps`` renders ``value`` exactly as :func:`_pieces` does, at a cost
+    bounded by ``limit``: made only of lists, tuples, dicts with string keys, strings and keys
+    of at most ``FIELD_LIMIT`` characters, booleans, None, integers ``_scalar`` writes out,
+    finite floats, at most ``_PLAIN_DEPTH`` deep, and at least ``limit`` characters once
+    rendered only if it is cut there anyway (each element counts for the least it takes)."""
+    budget = limit
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is str:
+            if len(item) > FIELD_LIMIT:
+                return False
+            budget -= len(item) + 2
+        elif kind is list or kind is tuple:
+            if depth >= _PLAIN_DEPTH:
+                return False
+            budget -= 2 + len(item)
+            if budget < 0:
+                return False
+            stack.extend((inner, depth + 1) for inner in item)
+        elif kind is dict:
+            if depth >= _PLAIN_DEPTH:
+                return False
+            budget -= 2 + len(item)
+            if budget < 0:
+                return False
+            for key, inner in item.items():
+                if type(key) is not str or len(key) > FIELD_LIMIT:
+                    return False
+                budget -= len(key) + 4
+                stack.append((inner, depth + 1))
+        elif item is None or kind is bool:
+            budget -= 4
+        elif kind is int:
+            if item.bit_length() > 4000:
+                return False
+            budget -= 1
+        elif kind is float:
+            if item != item or item in (float("inf"), float("-inf")):
+                return False
+            budget -= 3
+        else:
+            return False
+        if budget < 0:
+            return False  # large: the pieces stop at the limit
+    return True
+
+
+def _bounded_pieces(value: Any, limit: int) -> str:
     out: list[str] = []
     size = 0
     for piece in _pieces(value):
@@ -127,6 +193,25 @@ def functions_key(functions: list[Any]) -> str:
     """A short key of a set of function docs (the same docs give the same key)."""
     text = json.dumps(functions, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+class FunctionKeys:
+    """:func:`functions_key` of doc lists, computed once per distinct list of doc objects.
+
+    Multi-turn entries of the same backends, and format-sensitivity copies, share their doc
+    objects: 800 multi-turn entries have 146 distinct lists. The lists are kept, so the
+    object ids in the cache's keys cannot be reused by other objects."""
+
+    def __init__(self) -> None:
+        self._keys: dict[tuple[int, ...], tuple[str, Sequence[Any]]] = {}
+
+    def key(self, docs: Sequence[Any]) -> str:
+        ids = tuple(map(id, docs))
+        known = self._keys.get(ids)
+        if known is None:
+            known = (functions_key(list(docs)), docs)
+            self._keys[ids] = known
+        return known[0]
 
 
 def render_question(turns: list[list[Any]]) -> str:
@@ -236,3 +321,134 @@ def build_record(
         samples=verdict.samples if verdict is not None else None,
         known_error=known_error,
     )
+
+
+# -- the HTML report's form of a record ---------------------------------------------------------
+
+# What the entry lists need (filters, counts, search, row headers); everything else about an
+# entry is read from the details when the entry is opened.
+INDEX_FIELDS = (
+    "id",
+    "category",
+    "outcome",
+    "valid",
+    "error_type",
+    "baseline_valid",
+    "regression",
+    "improvement",
+)
+_INDEX = set(INDEX_FIELDS)
+
+# Above this many characters of JSON, a data element is embedded gzip-compressed (base64):
+# model output compresses about tenfold, and the file is what CI keeps as an artifact.
+GZIP_ABOVE = 2_000_000
+
+# Characters that must not appear raw inside a <script> element's JSON (or that break
+# JavaScript string parsing in older engines); all of them only occur inside JSON strings.
+_SCRIPT_UNSAFE = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+_SCRIPT_UNSAFE_RE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def script_safe(text: str) -> str:
+    """JSON text with ``<``, ``>``, ``&``, U+2028/2029 and lone surrogates escaped (they only
+    occur inside JSON strings, where the escapes mean the same)."""
+    return _SCRIPT_UNSAFE_RE.sub(_escape_script_char, text)
+
+
+def _escape_script_char(match: re.Match[str]) -> str:
+    char = match.group(0)
+    return _SCRIPT_UNSAFE.get(char) or f"\\u{ord(char):04x}"
+
+
+def html_parts(record: EntryRecord) -> dict[str, Any]:
+    """The record as the HTML report keeps it, made once when the entry finishes: its index
+    fields (defaults left out, to keep the file small) and its other fields, each as compact
+    JSON. Plain text, so it rides on the entry's report under xdist, and the run keeps no
+    objects per entry for the garbage collector to walk."""
+    index = record.model_dump(mode="json", include=_INDEX, exclude_defaults=True)
+    details = record.model_dump(mode="json", exclude=_INDEX, exclude_defaults=True)
+    return {
+        "index": compact_json(index),
+        "details": compact_json(details),
+        "category": record.category,
+        "functions": record.functions_key,
+    }
+
+
+# Characters of details gathered before they are escaped and compressed together.
+_CHUNK = 1 << 16
+
+
+class HtmlEntries:
+    """The HTML report's entries, gathered as they finish: the index rows (JSON), the details
+    as script-safe JSON Lines compressed in chunks as they arrive, the function-doc keys and
+    categories they use. The page is written from this at the end without another pass over
+    the entries; the plain text is kept only while it is small enough to embed as it is."""
+
+    def __init__(self, gzip_above: int = GZIP_ABOVE) -> None:
+        self.rows: list[str] = []
+        self.functions_keys: set[str] = set()
+        self.categories: set[str] = set()
+        self._gzip_above = gzip_above
+        self._pending: list[str] = []
+        self._pending_chars = 0
+        self._plain: list[str] | None = []
+        self._chars = 0  # script-safe characters so far
+        self._packer = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip stream
+        self._packed: list[bytes] = []
+        self._finished: bytes | None = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def add(self, parts: dict[str, Any]) -> None:
+        if self._finished is not None:
+            raise RuntimeError("entries added after the details were read")
+        if self.rows:
+            self._pending.append("\n")
+        self.rows.append(parts["index"])
+        self.categories.add(parts["category"])
+        if parts.get("functions") is not None:
+            self.functions_keys.add(parts["functions"])
+        self._pending.append(parts["details"])
+        self._pending_chars += len(parts["details"])
+        if self._pending_chars > _CHUNK:
+            self._flush()
+
+    def add_record(self, record: EntryRecord) -> None:
+        self.add(html_parts(record))
+
+    def index_json(self) -> str:
+        """The index rows as one JSON array."""
+        return "[" + ",".join(self.rows) + "]"
+
+    def _flush(self) -> None:
+        chunk = script_safe("".join(self._pending))
+        self._pending, self._pending_chars = [], 0
+        self._chars += len(chunk)
+        self._packed.append(self._packer.compress(chunk.encode("utf-8")))
+        if self._plain is not None:
+            self._plain.append(chunk)
+            if self._chars > self._gzip_above:
+                self._plain = None  # the page will embed the compressed form
+
+    def details(self) -> tuple[str, bool]:
+        """(the details' text, whether it is gzip + base64): plain while small."""
+        if self._pending:
+            self._flush()
+        if self._plain is not None and self._chars <= self._gzip_above:
+            return "".join(self._plain), False
+        if self._finished is None:
+            self._packed.append(self._packer.flush())
+            self._finished, self._packed = b"".join(self._packed), []
+        return base64.b64encode(self._finished).decode("ascii"), True

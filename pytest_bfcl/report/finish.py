@@ -18,7 +18,7 @@ from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.completeness import incompleteness, missing_by_category
 from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
 from pytest_bfcl.report.detection import Detection, category_noise, detection_lines, detections
-from pytest_bfcl.report.entries import EntryRecord
+from pytest_bfcl.report.entries import HtmlEntries
 from pytest_bfcl.report.gate import GateResult, evaluate_gate
 from pytest_bfcl.report.json_report import build_report
 from pytest_bfcl.report.junit_summary import add_summary_testcases
@@ -60,7 +60,8 @@ class RunOutcome:
     model_name: str
     baseline: Baseline | None = None
     usage: dict[str, Any] | None = None
-    records: list[dict[str, Any]] = field(default_factory=list)
+    # The HTML report's entries, gathered as they finished (--bfcl-html).
+    html_entries: HtmlEntries = field(default_factory=HtmlEntries)
     functions: dict[str, Any] = field(default_factory=dict)
     failures: list[FailureNote] = field(default_factory=list)
     explanations: dict[str, str] = field(default_factory=dict)  # --bfcl-explain
@@ -157,8 +158,8 @@ def _write_html(
 ) -> None:
     from pytest_bfcl.report.html import write_html  # only runs that ask for it load it
 
-    records = [EntryRecord.model_validate(r) for r in outcome.records]
-    write_html(path, records, outcome.functions, finished.scores, finished.gate, metadata)
+    entries, functions = outcome.html_entries, outcome.functions
+    write_html(path, entries, functions, finished.scores, finished.gate, metadata)
 
 
 def _save_baseline(

@@ -29,27 +29,20 @@ from typing import Any
 
 from pytest_bfcl.dataset.groups import BY_NAME, DISPLAY_ORDER, shown
 from pytest_bfcl.report.chart import svg_chart
-from pytest_bfcl.report.entries import EntryRecord
+from pytest_bfcl.report.entries import (
+    GZIP_ABOVE,
+    INDEX_FIELDS,
+    EntryRecord,
+    HtmlEntries,
+    compact_json,
+    script_safe,
+)
 from pytest_bfcl.report.gate import Comparison, GateResult
 from pytest_bfcl.report.markdown import gate_reasons
 from pytest_bfcl.report.scores import CategoryScore, GroupScore, Scores
 from pytest_bfcl.report.wording import count, signed
 
-# Above this many bytes of JSON the data is embedded gzip-compressed (base64): model output
-# compresses about tenfold, and the file is what CI keeps as an artifact.
-GZIP_ABOVE = 2_000_000
-
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# Characters that must not appear raw inside a <script> element's JSON (or that break
-# JavaScript string parsing in older engines); all of them only occur inside JSON strings.
-_SCRIPT_UNSAFE = {
-    "<": "\\u003c",
-    ">": "\\u003e",
-    "&": "\\u0026",
-    "\u2028": "\\u2028",
-    "\u2029": "\\u2029",
-}
-_SCRIPT_UNSAFE_RE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
 
 
 def render_html(
@@ -59,10 +52,29 @@ def render_html(
     gate: GateResult | None,
     metadata: dict[str, Any],
 ) -> str:
-    """The whole page as text (UTF-8 safe: lone surrogates in model output are escaped in the
-    data and replaced in the static part)."""
-    payload = page_data(records, functions, scores, gate)
+    """The whole page as text, from whole records (UTF-8 safe: lone surrogates in model output
+    are escaped in the data and replaced in the static part)."""
+    return "".join(page_pieces(collect(records), functions, scores, gate, metadata))
+
+
+def collect(records: list[EntryRecord]) -> HtmlEntries:
+    entries = HtmlEntries()
+    for record in records:
+        entries.add_record(record)
+    return entries
+
+
+def page_pieces(
+    entries: HtmlEntries,
+    functions: dict[str, list[dict[str, Any]]],
+    scores: Scores,
+    gate: GateResult | None,
+    metadata: dict[str, Any],
+) -> list[str]:
+    """The page in pieces, from the entries as gathered during the run."""
+    rest = page_data(entries, functions, scores, gate)
     title = f"BFCL V4: {metadata.get('model')} ({metadata.get('mode')})"
+    details, packed = entries.details()
     body = "\n".join(
         [
             header_html(metadata, gate, scores),
@@ -71,13 +83,12 @@ def render_html(
             '<section id="chart" class="panel"><h2>Chart</h2>',
             svg_chart(scores, gate, title),
             "</section>",
-            entries_skeleton_html(len(records)),
+            entries_skeleton_html(len(entries)),
             "</main>",
-            data_element(payload),
-            details_element(record_details(records)),
+            script_element("bfcl-data", data_json(entries, rest)),
         ]
     )
-    return (
+    return [
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
@@ -86,26 +97,29 @@ def render_html(
         "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
         f"<title>{_text(title)}</title>\n"
         f"<style>\n{_asset('report.css')}</style>\n"
-        f"</head><body>\n{body}\n"
-        f"<script>\n{_asset('report.js')}</script>\n"
-        "</body></html>\n"
-    )
+        f"</head><body>\n{body}\n",
+        _element_open("bfcl-details", packed),
+        details,
+        "</script>",
+        f"\n<script>\n{_asset('report.js')}</script>\n</body></html>\n",
+    ]
 
 
 def write_html(
     path: Path,
-    records: list[EntryRecord],
+    records: list[EntryRecord] | HtmlEntries,
     functions: dict[str, list[dict[str, Any]]],
     scores: Scores,
     gate: GateResult | None,
     metadata: dict[str, Any],
 ) -> None:
-    """Render and write the page atomically (a killed run never leaves half a page)."""
-    text = render_html(records, functions, scores, gate, metadata)
-    write_text_atomic(path, text)
+    """Write the page atomically (a killed run never leaves half a page), from whole records
+    or from the entries gathered during the run."""
+    entries = records if isinstance(records, HtmlEntries) else collect(records)
+    write_text_atomic(path, page_pieces(entries, functions, scores, gate, metadata))
 
 
-def write_text_atomic(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str | list[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     umask = os.umask(0)
@@ -113,7 +127,7 @@ def write_text_atomic(path: Path, text: str) -> None:
     os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide the artifact from others
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as fh:
-            fh.write(text)
+            fh.writelines([text] if isinstance(text, str) else text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -123,42 +137,29 @@ def write_text_atomic(path: Path, text: str) -> None:
 # -- data ---------------------------------------------------------------------------------------
 
 
-# What the entry lists need (filters, counts, search, row headers); everything else about an
-# entry is read from the details element when the entry is opened.
-INDEX_FIELDS = (
-    "id",
-    "category",
-    "outcome",
-    "valid",
-    "error_type",
-    "baseline_valid",
-    "regression",
-    "improvement",
-)
-
-
 def page_data(
-    records: list[EntryRecord],
+    entries: HtmlEntries,
     functions: dict[str, list[dict[str, Any]]],
     scores: Scores,
     gate: GateResult | None,
 ) -> dict[str, Any]:
-    """What the page's script reads first: the records' index fields (defaults left out, to
-    keep the file small), the function docs they point to, the categories in score-table
+    """What the page's script reads first, besides the records' index rows (see
+    :func:`data_json`): the function docs they point to, the categories in score-table
     order."""
-    used = {r.functions_key for r in records if r.functions_key is not None}
     order = list(scores.categories)
-    order += sorted({r.category for r in records} - set(order))
-    index = set(INDEX_FIELDS)
+    order += sorted(entries.categories - set(order))
+    used = entries.functions_keys
     return {
-        "records": [
-            r.model_dump(mode="json", include=index, exclude_defaults=True) for r in records
-        ],
         "functions": {key: docs for key, docs in functions.items() if key in used},
         "categories": order,
         "agentic_prefixes": ["memory_", "web_search_"],
         "gated": gate is not None and bool(gate.comparisons),
     }
+
+
+def data_json(entries: HtmlEntries, rest: dict[str, Any]) -> str:
+    """The page's data as JSON: the index rows as gathered (already JSON), then the rest."""
+    return '{"records":' + entries.index_json() + "," + _json(rest)[1:]
 
 
 def record_details(records: list[EntryRecord]) -> list[dict[str, Any]]:
@@ -182,18 +183,19 @@ def script_element(element_id: str, text: str, gzip_above: int | None = None) ->
     """A ``<script type="application/json">`` element holding ``text`` (JSON) with ``<``,
     ``>``, ``&``, U+2028/2029 and lone surrogates escaped (they only occur inside JSON
     strings, where the escapes mean the same), or, when large, gzip + base64."""
-    safe = _SCRIPT_UNSAFE_RE.sub(_escape_script_char, text)
+    safe = script_safe(text)
     if len(safe) > (GZIP_ABOVE if gzip_above is None else gzip_above):
         packed = base64.b64encode(gzip.compress(safe.encode("utf-8"), compresslevel=6))
-        return (
-            f'<script id="{element_id}" type="application/json" data-encoding="gzip">'
-            f"{packed.decode('ascii')}</script>"
-        )
-    return f'<script id="{element_id}" type="application/json">{safe}</script>'
+        return f"{_element_open(element_id, True)}{packed.decode('ascii')}</script>"
+    return f"{_element_open(element_id, False)}{safe}</script>"
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+def _element_open(element_id: str, packed: bool) -> str:
+    encoding = ' data-encoding="gzip"' if packed else ""
+    return f'<script id="{element_id}" type="application/json"{encoding}>'
+
+
+_json = compact_json
 
 
 def read_script_element(page: str, element_id: str) -> str:
@@ -222,11 +224,6 @@ def read_data_element(page: str) -> dict[str, Any]:
             {**index, **detail} for index, detail in zip(data["records"], details, strict=True)
         ]
     return data
-
-
-def _escape_script_char(match: re.Match[str]) -> str:
-    char = match.group(0)
-    return _SCRIPT_UNSAFE.get(char) or f"\\u{ord(char):04x}"
 
 
 def _asset(name: str) -> str:

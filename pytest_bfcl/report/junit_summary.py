@@ -1,25 +1,80 @@
 """One summary testcase per category in the junit file, for dashboards that chart testcases:
-its properties carry the scores, and it fails when the gate failed on that category."""
+its properties carry the scores, and it fails when the gate failed on that category.
+
+The testcases are spliced into the file pytest wrote, as text: parsing and writing back a
+junit file of thousands of entries cost more than writing it had."""
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.scores import Scores
 
+_OPENING = re.compile(r"<(testsuites|testsuite)\b[^>]*>")
+_COUNT = re.compile(r' (tests|failures)="(\d+)"')
+_SUITE_END = "</testsuite>"
+
 
 def add_summary_testcases(path: Path, scores: Scores, gate: GateResult | None) -> None:
+    text = path.read_text("utf-8")
+    cases, failed = summary_testcases(scores, gate)
+    spliced = _splice(text, cases, failed)
+    if spliced is None:  # not the shape pytest writes: the XML way
+        _add_parsed(path, cases, failed)
+        return
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(spliced, "utf-8")
+    tmp.replace(path)
+
+
+def _splice(text: str, cases: list[ET.Element], failed: int) -> str | None:
+    """The file's text with the testcases before its one suite's end tag and the suite's and
+    root's counts raised; None if it has not exactly one suite with such an end."""
+    if text.count(_SUITE_END) != 1:
+        return None
+    start = text.find("<testsuite ")
+    if start < 0:
+        return None
+    head_end = text.find(">", start) + 1
+    counts = {"tests": len(cases), "failures": failed}
+
+    def raise_counts(opening: re.Match[str]) -> str:
+        return _COUNT.sub(
+            lambda m: f' {m.group(1)}="{int(m.group(2)) + counts[m.group(1)]}"', opening.group(0)
+        )
+
+    head = _OPENING.sub(raise_counts, text[:head_end])
+    end = text.rindex(_SUITE_END)
+    added = "".join(ET.tostring(case, encoding="unicode") for case in cases)
+    return head + text[head_end:end] + added + text[end:]
+
+
+def _add_parsed(path: Path, cases: list[ET.Element], failed: int) -> None:
     tree = ET.parse(path)
     root = tree.getroot()
     suite = root if root.tag == "testsuite" else root.find("testsuite")
     if suite is None:
         return
+    suite.extend(cases)
+    for element in {suite, root}:
+        if "tests" in element.attrib:
+            element.set("tests", str(int(element.get("tests", "0")) + len(cases)))
+        if "failures" in element.attrib:
+            element.set("failures", str(int(element.get("failures", "0")) + failed))
+    tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def summary_testcases(scores: Scores, gate: GateResult | None) -> tuple[list[ET.Element], int]:
+    """The summary testcases, and how many of them fail."""
+    cases: list[ET.Element] = []
     compared = {c.name: c for c in gate.comparisons} if gate else {}
-    added = failed = 0
+    failed = 0
     for name, cat in scores.categories.items():
-        case = ET.SubElement(suite, "testcase", classname="bfcl.summary", name=name, time="0")
+        case = ET.Element("testcase", classname="bfcl.summary", name=name, time="0")
+        cases.append(case)
         props = ET.SubElement(case, "properties")
         values = {
             "bfcl_accuracy": "" if cat.accuracy is None else f"{cat.accuracy:.6f}",
@@ -54,10 +109,4 @@ def add_summary_testcases(path: Path, scores: Scores, gate: GateResult | None) -
             )
             failure.text = "regressed: " + ", ".join(comparison.regressions)
             failed += 1
-        added += 1
-    for element in {suite, root}:
-        if "tests" in element.attrib:
-            element.set("tests", str(int(element.get("tests", "0")) + added))
-        if "failures" in element.attrib:
-            element.set("failures", str(int(element.get("failures", "0")) + failed))
-    tree.write(path, encoding="utf-8", xml_declaration=True)
+    return cases, failed

@@ -294,6 +294,37 @@ def test_a_session_in_its_own_process_freezes_what_it_collected(pytester, data_a
     assert frozen > 10_000  # the modules, the parsed entries and the items
 
 
+def test_garbage_left_by_tests_is_still_collected_and_reported_at_the_end(pytester, data_args):
+    # The session collects once and freezes what is left before pytest's own closing
+    # collections: a test's cyclic garbage with a failing __del__ must still be found then,
+    # and pytest must still report it.
+    pytester.makepyfile(
+        test_leak=(
+            "class Cycle:\n"
+            "    def __init__(self):\n"
+            "        self.me = self\n"
+            "    def __del__(self):\n"
+            "        raise RuntimeError('raised while collected')\n"
+            "def test_leaves_a_cycle():\n"
+            "    import gc\n"
+            "    gc.disable()\n"
+            "    Cycle()\n"
+        )
+    )
+    pytester.makeconftest(
+        "import gc\n"
+        "def pytest_unconfigure(config):\n"
+        "    print(f'frozen at the end: {gc.get_freeze_count()}')\n"
+    )
+    result = pytester.runpytest_subprocess(
+        "--bfcl-model=oracle", "--bfcl-category=live_relevance", "-s", *data_args
+    )
+    result.assert_outcomes(passed=17)
+    assert "raised while collected" in result.stdout.str() + result.stderr.str()
+    frozen = int(re.search(r"frozen at the end: (\d+)", result.stdout.str()).group(1))
+    assert frozen > 10_000
+
+
 def test_a_program_that_calls_pytest_main_keeps_its_garbage_collector(tmp_path, data_source):
     # pytest.main() from a script (a loop over models, say) is not pytest's own command line:
     # freezing would keep the script's cycles until it exits.

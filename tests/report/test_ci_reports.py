@@ -59,3 +59,27 @@ def test_reports_for_ci(gate_env, tmp_path, monkeypatch):
     text = summary.read_text()
     assert "| simple_python :x: | 95.00% | 85.00% | -10.00 |" in text
     assert "Gate (significant): **FAILED**" in text
+
+
+def test_summary_testcases_spliced_as_text_equal_the_parsed_way(tmp_path):
+    from pytest_bfcl.report.junit_summary import _add_parsed, _splice
+
+    written = (
+        '<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests">'
+        '<testsuite name="pytest" errors="0" failures="1" skipped="0" tests="2" time="0.1">'
+        '<testcase classname="bfcl.simple" name="simple_0" time="0.001" />'
+        '<testcase classname="bfcl.simple" name="simple_1" time="0.001">'
+        '<failure message="a &lt;/testsuite&gt; &quot;quoted&quot;">text</failure></testcase>'
+        "</testsuite></testsuites>"
+    )
+    cases = [ET.Element("testcase", classname="bfcl.summary", name=n) for n in ("a", "b")]
+    ET.SubElement(cases[1], "failure", message="dropped")
+    spliced = _splice(written, cases, 1)
+    assert spliced is not None
+    parsed = tmp_path / "junit.xml"
+    parsed.write_text(written, "utf-8")
+    _add_parsed(parsed, cases, 1)
+    assert ET.canonicalize(spliced) == ET.canonicalize(parsed.read_text("utf-8").split("?>", 1)[1])
+    suite = ET.fromstring(spliced).find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("4", "2")
+    assert _splice("<testsuites><testsuite /></testsuites>", cases, 1) is None

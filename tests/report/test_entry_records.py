@@ -109,3 +109,53 @@ def test_same_functions_same_key():
     docs = [{"name": "f", "parameters": {"type": "dict", "properties": {}}}]
     assert functions_key(docs) == functions_key(json.loads(json.dumps(docs)))
     assert functions_key(docs) != functions_key([{"name": "g"}])
+
+
+def _random_value(rng, depth: int = 0):
+    kinds = ["str", "int", "float", "bool", "none", "big-int", "nan", "long-str"]
+    if depth < 4:
+        kinds += ["list", "tuple", "dict", "dict-int-keys"] * 3
+    kind = rng.choice(kinds)
+    if kind in ("list", "tuple"):
+        items = [_random_value(rng, depth + 1) for _ in range(rng.randint(0, 6))]
+        return items if kind == "list" else tuple(items)
+    if kind.startswith("dict"):
+        keys = [rng.randint(0, 9) if kind == "dict-int-keys" else f"k{rng.randint(0, 99)}"
+                for _ in range(rng.randint(0, 5))]  # fmt: skip
+        return {key: _random_value(rng, depth + 1) for key in keys}
+    return {
+        "str": lambda: rng.choice(["", 'a"b', "é\u2028</script>", "x" * rng.randint(0, 900)]),
+        "int": lambda: rng.randint(-(10**12), 10**12),
+        "float": lambda: rng.choice([0.1, -2.5e-9, 1e16, 3.0]),
+        "bool": lambda: rng.random() < 0.5,
+        "none": lambda: None,
+        "big-int": lambda: 7**5000,
+        "nan": lambda: rng.choice([float("nan"), float("inf")]),
+        "long-str": lambda: "y" * (FIELD_LIMIT + 10),
+    }[kind]()
+
+
+@pytest.mark.parametrize("limit", [40, 1000, FIELD_LIMIT])
+def test_bounded_renders_any_value_as_the_piecewise_renderer_does(limit):
+    """The json module renders ordinary values; anything else goes piece by piece. Either
+    way the text is the same, cut at the same place."""
+    import random
+
+    from pytest_bfcl.report.entries import _bounded_pieces, _plain
+
+    rng = random.Random(limit)
+    values = [v for v in (_random_value(rng) for _ in range(3000)) if not isinstance(v, str)]
+    assert any(_plain(v, limit) for v in values) and not all(_plain(v, limit) for v in values)
+    for value in values:
+        assert bounded(value, limit) == _bounded_pieces(value, limit), value
+
+
+def test_function_keys_cached_per_doc_are_the_plain_keys():
+    from pytest_bfcl.report.entries import FunctionKeys
+
+    shared = [{"name": f"f{i}", "description": "é\ud800", "parameters": {"b": 1, "a": [i]}}
+              for i in range(4)]  # fmt: skip
+    lists = [shared, shared[:2], [shared[3], shared[0]], [], [{"name": "g"}], list(shared)]
+    keys = FunctionKeys()
+    assert [keys.key(docs) for docs in lists] == [functions_key(docs) for docs in lists]
+    assert keys.key(shared) == keys.key(list(shared)) != keys.key(shared[:2])
