@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 
 from pytest_bfcl.report.gate import GateResult
-from pytest_bfcl.report.scores import Scores
+from pytest_bfcl.report.score_models import Scores
 from pytest_bfcl.report.wording import signed
 
 _ROW = 22

@@ -22,7 +22,8 @@ from pydantic import BaseModel
 
 from pytest_bfcl.dataset.categories import category_of_id, natural_key
 from pytest_bfcl.dataset.groups import GATED
-from pytest_bfcl.report.scores import CategoryScore, Scores, aggregate_groups
+from pytest_bfcl.report.aggregate import aggregate_groups
+from pytest_bfcl.report.score_models import CategoryScore, Scores
 from pytest_bfcl.report.stats import (
     detectable_drop,
     differences,

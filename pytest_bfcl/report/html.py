@@ -39,7 +39,7 @@ from pytest_bfcl.report.entries import (
 )
 from pytest_bfcl.report.gate import Comparison, GateResult
 from pytest_bfcl.report.markdown import gate_reasons
-from pytest_bfcl.report.scores import CategoryScore, GroupScore, Scores
+from pytest_bfcl.report.score_models import CategoryScore, GroupScore, Scores
 from pytest_bfcl.report.wording import count, signed
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

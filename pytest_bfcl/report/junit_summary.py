@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from pytest_bfcl.report.gate import GateResult
-from pytest_bfcl.report.scores import Scores
+from pytest_bfcl.report.score_models import Scores
 
 _OPENING = re.compile(r"<(testsuites|testsuite)\b[^>]*>")
 _COUNT = re.compile(r' (tests|failures)="(\d+)"')

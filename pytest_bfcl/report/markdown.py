@@ -6,7 +6,7 @@ from typing import Any
 
 from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.render import percent
-from pytest_bfcl.report.scores import Scores
+from pytest_bfcl.report.score_models import Scores
 from pytest_bfcl.report.wording import count, signed
 
 

@@ -11,7 +11,7 @@ from pytest_bfcl.dataset.groups import DISPLAY_ORDER, display_label, shown
 from pytest_bfcl.report.completeness import top_reason
 from pytest_bfcl.report.entries import bounded
 from pytest_bfcl.report.gate import GateResult
-from pytest_bfcl.report.scores import GroupScore, Scores
+from pytest_bfcl.report.score_models import GroupScore, Scores
 from pytest_bfcl.report.wording import LINE_WIDTH, count, fit_all, listed, signed
 
 
