@@ -141,6 +141,10 @@ def _build_registry() -> dict[str, Category]:
     return {name: reg[name] for name in (*ALL, *EXECUTABLE)}
 
 
+# Process-global because pytest makes it so: a project's own categories arrive through a hook
+# at configure time and must be known to collection, xdist workers and every report of the
+# session; they are added by register_category and removed at the session's end
+# (unregister_custom_categories), so in-process test sessions do not see each other's.
 CATEGORIES: dict[str, Category] = _build_registry()
 
 COLLECTIONS: dict[str, tuple[str, ...]] = {
