@@ -16,9 +16,8 @@ from pytest_bfcl.dataset.categories import CATEGORIES
 from pytest_bfcl.markers import register_markers
 from pytest_bfcl.options import OPTIONS
 
-# Also defined in pytest_bfcl.session, which this module does not import up front.
+# The session plugin's name (pytest_bfcl.session registers it; imported only with a model).
 PLUGIN_NAME = "bfcl-session"
-SESSION_INPUT = "bfcl_session"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -120,8 +119,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """pytest-xdist: hand the controller's session name to each worker (the workers of one
-    session share the memory snapshots made in it)."""
+    """pytest-xdist: hand each worker the controller's handoff (the session name, what its
+    checks found, the servers it started; :class:`pytest_bfcl.session.handoff.WorkerHandoff`)."""
     if node.config.pluginmanager.has_plugin(PLUGIN_NAME):
         from pytest_bfcl.session import worker_input
 

@@ -1,0 +1,302 @@
+"""The session plugin of a single process or an xdist controller: preflight before anything
+is generated, generation started for every item (single process), progress lines, the score
+board fed from every report (its own or its workers'), and the end of the run (scores, gate,
+reports, exit status, the closing part of the terminal)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_bfcl.dataset import known_errors as listed_errors
+from pytest_bfcl.dataset.categories import category_of_id
+from pytest_bfcl.errors import SetupError
+from pytest_bfcl.perf import collect_and_freeze, freeze_long_lived
+from pytest_bfcl.redact import redact_data, redact_text
+from pytest_bfcl.report.baseline import Baseline
+from pytest_bfcl.report.entries import HtmlEntries
+from pytest_bfcl.report.finish import (
+    FailureNote,
+    FinishedRun,
+    RunOutcome,
+    closing_sections,
+    finish_run,
+)
+from pytest_bfcl.report.gate import GateResult
+from pytest_bfcl.report.properties import ItemProperties
+from pytest_bfcl.report.scores import ScoreBoard, Scores
+from pytest_bfcl.report.usage import Prices, replica_summary, usage_summary
+from pytest_bfcl.run.engine import BfclRun
+from pytest_bfcl.run.preflight import left_out_line, preflight
+from pytest_bfcl.run.scheduler import ReportedProgress
+from pytest_bfcl.session.common import (
+    SessionPlugin,
+    at_line_start,
+    leave_bfcl_failures_out_of_sections,
+)
+from pytest_bfcl.session.handoff import REPLICAS_OUTPUT
+from pytest_bfcl.session.items import NODE_PREFIX, BfclItem, is_bfcl
+
+
+class ControllerPlugin(SessionPlugin):
+    def __init__(self, config: pytest.Config, run: BfclRun, baseline: Baseline | None) -> None:
+        super().__init__(config, run, baseline)
+        self.board = ScoreBoard()
+        self.other_failures = 0
+        self.scores: Scores | None = None
+        self.gate: GateResult | None = None
+        self.usage: dict[str, Any] | None = None
+        self.started: float | None = None
+        self.last_progress = 0.0
+        self.total_items = 0
+        self.incomplete: list[str] = []
+        self.finished: FinishedRun | None = None
+        self.failures: list[FailureNote] = []
+        self.explanations: dict[str, str] = dict.fromkeys(self.settings.explain, "")
+        self.progress_pending = False
+        self.html_entries = HtmlEntries()  # entry records for the HTML report
+        self.functions: dict[str, Any] = {}  # their function docs, once per distinct set
+        self.worker_replicas: list[list[dict[str, Any]]] = []  # from each xdist worker
+        # An xdist controller's progress: the entries its workers reported (set once they
+        # have collected, which tells the controller how many there are).
+        self.reported: ReportedProgress | None = None
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        """Categories of the default selection this install cannot run, in one line."""
+        return [left_out_line(self.run.left_out)] if self.run.left_out else []
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Before anything is generated (and before xdist starts its workers): set-up problems
+        end the session with one line, and the score board learns what the run must score."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self.config.option.collectonly:
+            return
+        try:
+            preflight(self.run)
+        except SetupError as exc:
+            raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
+        self.board.expect(self.run.expected_ids(), self.run.sampled_populations())
+        if reporter is not None and self._summarise_failures():
+            leave_bfcl_failures_out_of_sections(reporter)
+        if self.baseline is not None and not self.settings.baseline_common:
+            # Baseline entries of categories this run did not select are missing, not ignored.
+            selected = set(self.settings.categories)
+            extra: dict[str, set[str]] = {}
+            for entry_id in self.baseline.verdicts:
+                if category_of_id(entry_id) not in selected:
+                    extra.setdefault(category_of_id(entry_id), set()).add(entry_id)
+            self.board.expect(extra)
+        freeze_long_lived()  # an xdist controller collects no items: its data is all it keeps
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        """Start generation for every BFCL item before the first one runs."""
+        option = self.config.option
+        if option.collectonly or (session.testsfailed and not option.continue_on_collection_errors):
+            return  # pytest runs nothing (collection errors stop it): ask the model nothing
+        self.started = time.perf_counter()
+        self.last_progress = self.started
+        ids = [item.entry_id for item in session.items if isinstance(item, BfclItem)]
+        self.total_items = len(ids)
+        self.run.prefetch(ids)
+
+    def _summarise_failures(self) -> bool:
+        """pytest prints a section per failure unless asked otherwise; for a run of thousands
+        of entries that is thousands of sections, so BFCL failures are listed a line each at
+        the end instead, except with -v or an explicit --tb."""
+        option = self.config.option
+        return option.verbose <= 0 and getattr(option, "tbstyle", "auto") == "auto"
+
+    def _report_progress(self) -> None:
+        """A progress line every ``--bfcl-progress`` seconds, on a line of its own: it waits for
+        pytest to finish its current row of results rather than breaking it."""
+        interval = self.settings.progress_interval
+        now = time.perf_counter()
+        if not interval or self.total_items == 0:
+            return
+        if now - self.last_progress >= interval:
+            self.progress_pending = True
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if not self.progress_pending or reporter is None or not at_line_start(reporter):
+            return
+        self.last_progress = now
+        self.progress_pending = False
+        total = self.total_items * self.settings.samples
+        progress = self.reported if self.reported is not None else self.run.progress
+        reporter.line(progress.line(total))
+
+    @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """The controller learns how many entries the workers run (each collects them all)."""
+        if self.reported is None:
+            self.reported = ReportedProgress()
+            self.total_items = sum(1 for i in ids if i.startswith(f"{NODE_PREFIX}/"))
+
+    @pytest.hookimpl(trylast=True)  # after the terminal has written the result
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.reported is not None and is_bfcl(report):
+            if report.when == "setup" and report.failed:
+                self.reported.failed += 1  # an infrastructure error: no generation
+            elif report.when == "teardown":
+                self.reported.reported(failed=False)
+        if report.when == "teardown":
+            self._report_progress()
+        record = getattr(report, "bfcl_record", None)
+        if record is not None:
+            self.html_entries.add(record)
+            self.functions.update(getattr(report, "bfcl_functions", None) or {})
+            # Kept in the HTML entries now; pytest keeps every report to the end.
+            del report.bfcl_record
+            report.__dict__.pop("bfcl_functions", None)
+        if not report.nodeid.startswith(f"{NODE_PREFIX}/"):
+            self.other_failures += int(report.failed)
+            return
+        if report.when == "call" and report.failed:
+            self._note_failure(report)
+        if report.when != "teardown":
+            return
+        props = ItemProperties.from_pairs(report.user_properties)
+        if props.category is None:
+            return
+        if props.valid is not None and props.id is not None:
+            self.board.add_verdict(
+                props.id, props.category, props.valid, props.passes, props.samples
+            )
+            self.board.add_measurements(
+                props.latency, props.input_tokens, props.output_tokens, props.steps
+            )
+            self.board.add_tool_failures(
+                props.category, props.search_failures or 0, props.fetch_failures or 0
+            )
+        elif props.skipped is not None:
+            self.board.add_skip(props.category, props.skipped, bool(props.excluded))
+        else:
+            self.board.add_error(props.category)
+
+    def _note_failure(self, report: pytest.TestReport) -> None:
+        props = ItemProperties.from_pairs(report.user_properties)
+        if props.id is None or props.valid is not False:
+            return  # not a scored failure (a known failure passing now, say)
+        self.failures.append(
+            FailureNote(
+                id=props.id,
+                category=props.category or "",
+                error_type=props.error_type or "",
+                reason=props.reason or "",
+                regression=props.baseline_valid is True,
+            )
+        )
+        if props.id in self.explanations:
+            self.explanations[props.id] = str(report.longrepr)
+        if self._summarise_failures():
+            # junit has taken the full explanation (this hook runs last); what the terminal
+            # still shows of the report is pytest's line per failure, which prints a text
+            # explanation whole on CI (where pytest does not cut lines). One line it is.
+            report.longrepr = str(report.longrepr).split("\n", 1)[0]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Runs after junitxml wrote its file and before the terminal summary."""
+        self.run.finalize_results()
+        self.usage = self._usage()
+        self.finished = finish_run(self._outcome())
+        self.scores, self.gate = self.finished.scores, self.finished.gate
+        self.incomplete = self.finished.incomplete
+        self._set_exit_status(session)
+        collect_and_freeze()
+
+    def _outcome(self) -> RunOutcome:
+        junit = getattr(self.config.option, "xmlpath", None)
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")  # set by GitHub Actions
+        return RunOutcome(
+            board=self.board,
+            settings=self.settings,
+            metadata=self.run.metadata(),
+            model_name=self.run.model.name,
+            baseline=self.baseline,
+            usage=self.usage,
+            html_entries=self.html_entries,
+            functions=self.functions,
+            failures=self.failures,
+            explanations=self.explanations,
+            junit_path=Path(junit) if junit else None,
+            step_summary=Path(step_summary) if step_summary else None,
+            results_root=self.run.results.root if self.run.results is not None else None,
+            gate_exclusions=listed_errors.gate_exclusions(
+                set(self.board.verdicts), self.settings.known_errors
+            ),
+            left_out=left_out_line(self.run.left_out) if self.run.left_out else None,
+        )
+
+    @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """With xdist's default distribution, deal BFCL entries out whole at the start (see
+        :class:`pytest_bfcl.xdist_schedule.SpreadScheduling`); any other ``--dist``, or a
+        ``--maxschedchunk``, is the user's choice."""
+        if getattr(config.option, "dist", None) != "load" or config.getoption("maxschedchunk"):
+            return None  # another mode, or batches the user sized: xdist's own scheduling
+        from pytest_bfcl.xdist_schedule import SpreadScheduling
+
+        def weight(nodeid: str) -> int:
+            return self.run.expected_requests(nodeid.rpartition("::")[2])
+
+        return SpreadScheduling(config, log, prefix=f"{NODE_PREFIX}/", weight=weight)
+
+    @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """An xdist worker finished: keep its replica figures for the usage report."""
+        output = getattr(node, "workeroutput", None) or {}
+        if output.get(REPLICAS_OUTPUT):
+            self.worker_replicas.append(json.loads(output[REPLICAS_OUTPUT]))
+
+    def _usage(self) -> dict[str, Any]:
+        settings = self.settings
+        wall = time.perf_counter() - self.started if self.started is not None else None
+        prices = Prices(input=settings.price_input, output=settings.price_output)
+        board = self.board
+        summary = usage_summary(
+            board.latencies, board.input_tokens, board.output_tokens, board.steps, wall, prices
+        )
+        replicas = replica_summary([self.run.model.replica_stats(), *self.worker_replicas])
+        if replicas:
+            summary["replicas"] = redact_data(replicas)
+        return summary
+
+    def _set_exit_status(self, session: pytest.Session) -> None:
+        """With a baseline or thresholds, the gate decides the exit status, unless something
+        else went wrong (other tests failed, entries errored, the run was interrupted)."""
+        if self.gate is None:
+            return
+        if session.exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            return
+        errors = sum(t.errors for t in self.board.tallies.values())
+        if self.other_failures or errors:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
+        failed = self.gate.failed
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Any:
+        """The run's closing part comes last, after pytest's own summaries (its line per
+        failure included), so the end of a CI log is the scores, the gate and the files."""
+        result = yield
+        if not self.config.option.collectonly:
+            self._closing_part(terminalreporter)
+        return result
+
+    def _closing_part(self, terminalreporter: Any) -> None:
+        if not self.board.tallies or self.finished is None:
+            terminalreporter.write_sep("=", "BFCL V4 scores")
+            terminalreporter.write_line("no BFCL entry ran")
+            return
+        for title, lines in closing_sections(self._outcome(), self.finished):
+            terminalreporter.write_sep("=", title)
+            for line in lines:
+                terminalreporter.write_line(line)

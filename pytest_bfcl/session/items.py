@@ -1,0 +1,367 @@
+"""BFCL entries as pytest items: one collector per category, one item per entry (fixtures,
+markers and hooks apply as to test functions), and the HTML record an item's report carries."""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_bfcl.check.verdict import Verdict
+from pytest_bfcl.dataset.categories import Category
+from pytest_bfcl.dataset.fetch import DatasetError
+from pytest_bfcl.errors import InfrastructureError, RunStopped
+from pytest_bfcl.markers import marker_names
+from pytest_bfcl.models.base import Generation, Sampled
+from pytest_bfcl.perf import paused_gc
+from pytest_bfcl.redact import redact_text
+from pytest_bfcl.report.baseline import Baseline
+from pytest_bfcl.report.entries import FunctionKeys, Outcome, bounded, build_record, html_parts
+from pytest_bfcl.report.properties import ItemProperties
+from pytest_bfcl.report.render import explain_failure
+from pytest_bfcl.run.engine import BfclRun, Skip
+
+NODE_PREFIX = "bfcl"
+
+
+def is_bfcl(report: Any) -> bool:
+    return str(getattr(report, "nodeid", "")).startswith(f"{NODE_PREFIX}/")
+
+
+def fixture_info(item: pytest.Item) -> Any:
+    """pytest's fixture information for an item that is not a function (no arguments), on
+    pytest 8 and later (``func=None``) and on pytest 7 (``funcargs=False``)."""
+    manager = item.session._fixturemanager
+    if "funcargs" in inspect.signature(manager.getfixtureinfo).parameters:  # pytest 7
+        return manager.getfixtureinfo(item, None, None, funcargs=False)  # type: ignore[call-arg]
+    return manager.getfixtureinfo(node=item, func=None, cls=None)
+
+
+def fixture_request(item: pytest.Item) -> Any:
+    """The ``request`` an item's fixtures get, as for a test function (pytest has no public
+    way to make one for another kind of item)."""
+    from _pytest import fixtures
+
+    # pytest 8 and later: TopRequest; pytest 7: FixtureRequest itself
+    request_type: Any = getattr(fixtures, "TopRequest", None) or fixtures.FixtureRequest
+    return request_type(item, _ispytest=True)
+
+
+class BfclFailure(Exception):
+    """A scored entry that the model got wrong."""
+
+    def __init__(self, verdict: Verdict, regression: bool = False) -> None:
+        super().__init__(verdict.error_type)
+        self.verdict = verdict
+        self.regression = regression
+
+
+class BfclCategory(pytest.Collector):
+    """The items of one category (``bfcl/<category>``), one per entry."""
+
+    def __init__(
+        self, *, category: Category, run: BfclRun, baseline: Baseline | None, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.category = category
+        self.run = run
+        self.baseline = baseline
+        for name in marker_names(category):
+            self.add_marker(name)
+
+    # A module's stand-in for fixtures (see BfclItem.getparent): request.module is None.
+    obj = None
+
+    def fixture_info(self, item: pytest.Item) -> Any:
+        """The fixtures an entry of this category uses: the same for every entry that adds no
+        ``usefixtures`` marker of its own (conftest fixtures are seen by directory, and every
+        entry of a category sits in the same place), so worked out once for them."""
+        own = tuple(
+            name for mark in item.own_markers if mark.name == "usefixtures" for name in mark.args
+        )
+        cache: dict[tuple[str, ...], Any] = self.__dict__.setdefault("_fixture_infos", {})
+        if own not in cache:
+            cache[own] = fixture_info(item)
+        return cache[own]
+
+    def collect(self) -> list[pytest.Item]:
+        try:
+            entries = self.run.entries_for(self.category.name)
+        except DatasetError as exc:
+            raise pytest.UsageError(f"pytest-bfcl: {exc}") from exc
+        with paused_gc():
+            return self._items(entries)
+
+    def _items(self, entries: list[Any]) -> list[pytest.Item]:
+        items: list[pytest.Item] = []
+        for entry in entries:
+            before = self.baseline.verdict(entry.id) if self.baseline else None
+            item = BfclItem.from_parent(
+                self,
+                name=entry.id,
+                nodeid=f"{self.nodeid}::{entry.id}",
+                entry_id=entry.id,
+                category=self.category,
+                run=self.run,
+                baseline_valid=before,
+            )
+            if before is False:
+                # Failing in the baseline too: a known failure; passing now is an improvement.
+                item.add_marker(pytest.mark.xfail(reason="known failure (fails in the baseline)"))
+            items.append(item)
+        return items
+
+
+class BfclItem(pytest.Item):
+    def __init__(
+        self,
+        *,
+        entry_id: str,
+        category: Category,
+        run: BfclRun,
+        baseline_valid: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.entry_id = entry_id
+        self.category = category
+        self.run = run
+        self.baseline_valid = baseline_valid
+        self._generation: Generation | Sampled | None = None
+        self._verdict: Verdict | None = None
+        self.funcargs: dict[str, Any] = {}  # the fixtures' values, as pytest fills them
+        self._request: Any = None  # made when a fixture is to be set up
+
+    # -- fixtures: BFCL items take autouse and usefixtures fixtures like test functions ---------
+
+    @property
+    def _fixtureinfo(self) -> Any:
+        """What pytest's fixture machinery reads of an item: the fixtures it uses (autouse,
+        ``usefixtures`` markers, the ini's ``usefixtures``; an entry has no arguments). Worked
+        out when first needed, so ``usefixtures`` markers added at collection count, and
+        shared by the entries of a category that add no marker of their own."""
+        info = self.__dict__.get("_bfcl_fixtureinfo")
+        if info is None:
+            assert isinstance(self.parent, BfclCategory)
+            info = self._bfcl_fixtureinfo = self.parent.fixture_info(self)
+        return info
+
+    @property
+    def fixturenames(self) -> list[str]:
+        return list(self._fixtureinfo.names_closure)
+
+    def getparent(self, cls: Any) -> Any:
+        """A category stands for a module: module-scoped fixtures live once per category (an
+        entry has no module of its own, and pytest finds no node for that scope without one)."""
+        found = super().getparent(cls)
+        if found is None and cls is pytest.Module:
+            return self.parent
+        return found
+
+    def warn(self, warning: Warning) -> None:
+        """A warning about this entry (a fixture's, say): pytest's own needs a line number,
+        which an entry has none of, so it is placed at the entry's id."""
+        warnings.warn_explicit(
+            warning, category=None, filename=f"{NODE_PREFIX}/{self.entry_id}", lineno=0
+        )
+
+    def _initrequest(self) -> None:
+        """pytest's runner calls this before running an item again (a rerun plugin)."""
+        self.funcargs = {}
+        self._request = None
+
+    def _fill_fixtures(self) -> None:
+        if not self._fixtureinfo.names_closure:
+            return  # the common case: nothing to set up
+        self._request = fixture_request(self)
+        try:
+            self._request._fillfixtures()
+        except pytest.skip.Exception as exc:  # a fixture skipped the entry: counted as skipped
+            self.user_properties += ItemProperties(skipped=str(exc.msg or "skipped")).pairs()
+            raise
+
+    def setup(self) -> None:
+        props = ItemProperties(
+            self.entry_id,
+            self.category.name,
+            self.baseline_valid,
+            known_error=self.run.known_error_note(self.entry_id),
+        )
+        self.user_properties += props.pairs("id", "category", "baseline_valid", "known_error")
+        self._fill_fixtures()
+        try:
+            outcome = self.run.generation_for(self.entry_id)  # infrastructure failures: pytest E
+        except RunStopped as exc:
+            self.session.shouldstop = redact_text(f"pytest-bfcl: {exc}")  # one stop, not N errors
+            raise
+        if isinstance(outcome, Skip):
+            skip = ItemProperties(skipped=outcome.reason, excluded=outcome.excluded or None)
+            self.user_properties += skip.pairs()
+            pytest.skip(outcome.reason)
+        tools = (outcome.details or {}).get("tool_failures") or {}
+        measured = ItemProperties(
+            latency=outcome.latency,
+            input_tokens=outcome.input_tokens,
+            output_tokens=outcome.output_tokens,
+            steps=outcome.steps,
+            search_failures=tools.get("search"),
+            fetch_failures=tools.get("fetch"),
+        )
+        self.user_properties += measured.pairs()
+        self._generation = outcome
+
+    def release(self) -> None:
+        """Drop the generation and verdict once the entry is reported: a run keeps its items
+        to the end, and with them every conversation it generated."""
+        self._generation = None
+        self._verdict = None
+        self.funcargs = {}  # fixture values are torn down by now; the item keeps none
+        self._request = None
+
+    def runtest(self) -> None:
+        assert self._generation is not None
+        verdict = self.run.score(self._generation)
+        self._verdict = verdict
+        self.config.hook.pytest_bfcl_result(
+            verdict=verdict, generation=reported_generation(self._generation, verdict)
+        )
+        known = self.run.expected_failure(self.entry_id)
+        if verdict.samples is not None:
+            self.user_properties += ItemProperties(
+                passes=verdict.passes, samples=verdict.samples
+            ).pairs()
+        if verdict.valid:
+            self.user_properties += ItemProperties(valid=True).pairs()
+        else:
+            reason = bounded(verdict.errors[0], 300) if verdict.errors else ""
+            failed = ItemProperties(
+                valid=False,
+                error_type=str(verdict.error_type),
+                reason=redact_text(" ".join(reason.split())),
+            )
+            self.user_properties += failed.pairs()
+            if known:
+                pytest.xfail(f"known failure: {known}")
+            raise BfclFailure(verdict, regression=self.baseline_valid is True)
+        if known:
+            pytest.fail(
+                f"{self.entry_id} is listed as a known failure ({known}) but passes now; "
+                "update data/oracle_known_failures.json",
+                pytrace=False,
+            )
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, BfclFailure):
+            text = explain_failure(excinfo.value.verdict)
+            if excinfo.value.regression:
+                text = "REGRESSION (passed in the baseline): " + text
+            # a model's lone surrogates escaped (\\ud800): the report stays readable lines
+            return redact_text(text).encode("utf-8", "backslashreplace").decode("utf-8")
+        return super().repr_failure(excinfo, style=style)
+
+    def _repr_failure_py(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> Any:
+        """Infrastructure trouble (a server, the network, a recording) is one readable line:
+        its traceback says nothing about the model and floods the log when many entries see
+        it."""
+        if isinstance(excinfo.value, InfrastructureError):
+            return redact_text(f"{type(excinfo.value).__name__}: {excinfo.value}")
+        if isinstance(excinfo.value, pytest.xfail.Exception):
+            # A known failure: pytest shows only its reason, but would first render the
+            # traceback with the source of every frame (most of a clean oracle run's time).
+            return str(excinfo.value)
+        return super()._repr_failure_py(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        # A line number (0) although an entry has no source line: pytest requires one to
+        # report a skip raised by a fixture at the item.
+        return self.path, 0, f"bfcl {self.entry_id}"
+
+
+def reported_generation(generation: Generation | Sampled, verdict: Verdict) -> Generation:
+    """The generation a verdict describes: with several samples, the first that failed (the
+    one the verdict explains), or the first when all passed."""
+    if isinstance(generation, Generation):
+        return generation
+    if verdict.valid or verdict.passes is None:
+        return generation.generations[0]
+    failed = first_failed_sample(verdict)
+    return generation.generations[failed] if failed is not None else generation.generations[0]
+
+
+def first_failed_sample(verdict: Verdict) -> int | None:
+    """The sample number in a combined verdict's first reason ("... sample N failed: ...")."""
+    first = verdict.errors[0] if verdict.errors else ""
+    marker = "; sample "
+    if not isinstance(first, str) or marker not in first:
+        return None
+    number = first.split(marker, 1)[1].split(" ", 1)[0]
+    return int(number) - 1 if number.isdigit() else None
+
+
+def attach_record(
+    item: BfclItem, report: pytest.TestReport, sent: set[str], keys: FunctionKeys
+) -> None:
+    """Put the entry's record on the report that settles its outcome (a failed or skipped
+    setup, else the call), in the form the HTML report writes (:func:`html_parts`)."""
+    outcome = outcome_of(report)
+    if outcome is None:
+        return
+    entry = item.run.entry(item.entry_id)
+    # The docs as the data has them, read only (only serialised from here on): no copy.
+    sources = entry.source_function
+    if sources is None:
+        sources = entry.function_sources()
+    key = keys.key(sources)
+    if key not in sent:
+        sent.add(key)
+        report.bfcl_functions = {key: sources}  # type: ignore[attr-defined]
+    message = None
+    if outcome in ("error", "skipped") and report.longrepr is not None:
+        message = _longrepr_line(report)
+    generation = item._generation
+    if isinstance(generation, Sampled):
+        generation = (
+            reported_generation(generation, item._verdict)
+            if item._verdict is not None
+            else generation.generations[0]
+        )
+    record = build_record(
+        entry=entry,
+        outcome=outcome,
+        verdict=item._verdict,
+        generation=generation,
+        baseline_valid=item.baseline_valid,
+        message=message,
+        functions_key_=key,
+        known_error=item.run.known_error_note(item.entry_id),
+    )
+    report.bfcl_record = html_parts(record)  # type: ignore[attr-defined]
+
+
+def outcome_of(report: pytest.TestReport) -> Outcome | None:
+    xfail = hasattr(report, "wasxfail")
+    if report.when == "setup":
+        if report.failed:
+            return "error"
+        if report.skipped and not xfail:
+            return "skipped"
+        return None
+    if report.when != "call":
+        return None
+    if report.passed:
+        return "xpassed" if xfail else "passed"
+    if report.skipped:
+        return "xfailed" if xfail else "skipped"
+    return "failed"
+
+
+def _longrepr_line(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple):  # a skip: (path, line, reason)
+        return str(longrepr[-1])
+    return str(longrepr).strip().splitlines()[-1] if str(longrepr).strip() else ""

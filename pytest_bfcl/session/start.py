@@ -1,0 +1,117 @@
+"""Starting a run's session: the settings from the options, the run, the baseline, and the
+session plugin of this process (the controller's, or an xdist worker's); the handoff the
+controller gives its workers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_bfcl.dataset.categories import CATEGORIES
+from pytest_bfcl.dataset.custom import add_custom_categories
+from pytest_bfcl.dataset.fetch import DatasetError
+from pytest_bfcl.errors import SetupError
+from pytest_bfcl.markers import register_markers
+from pytest_bfcl.models.base import ModelSpecError
+from pytest_bfcl.models.replay import ReplayError
+from pytest_bfcl.perf import allow_freezing, quick_interpreter_exit
+from pytest_bfcl.plugin import PLUGIN_NAME
+from pytest_bfcl.redact import redact_text
+from pytest_bfcl.report.baseline import (
+    Baseline,
+    BaselineError,
+    incompatibilities,
+    load_baseline,
+    stamp_differences,
+)
+from pytest_bfcl.report.detection import category_noise
+from pytest_bfcl.run.engine import BfclRun
+from pytest_bfcl.session.common import owns_process
+from pytest_bfcl.session.controller import ControllerPlugin
+from pytest_bfcl.session.handoff import WorkerHandoff, is_worker, session_id
+from pytest_bfcl.session.worker import WorkerPlugin
+from pytest_bfcl.settings import Settings, build_settings
+
+
+def start(
+    config: pytest.Config, values: dict[str, Any], names: dict[str, str] | None = None
+) -> None:
+    """Build the run from the option values and register the session plugin; a set-up problem
+    is a usage error, said once. ``names``: the options set in the ini file, by their key."""
+    if owns_process(config):
+        allow_freezing()
+    try:
+        for categories in config.hook.pytest_bfcl_add_categories():
+            added = add_custom_categories(list(categories or []))
+            register_markers(config, (CATEGORIES[name] for name in added))
+        settings = build_settings(values, names)
+        handoff = WorkerHandoff.received(config)
+        if handoff is not None and handoff.servers:
+            settings = settings.model_copy(update=handoff.servers)
+        default_selection = values.get("categories") in (None, "", [])
+        run = BfclRun.create(
+            settings, config.hook, session=session_id(config), default_selection=default_selection
+        )
+        if handoff is not None:
+            run.unavailable.update(handoff.unavailable)
+            if handoff.ejected:
+                run.model.take_out_of_rotation(handoff.ejected)
+        baseline = _load_compatible_baseline(settings, run)
+    except ModelSpecError as exc:
+        message = f"pytest-bfcl: {_model_named(exc, values, names)}"
+        raise pytest.UsageError(redact_text(message)) from None
+    except (ValueError, DatasetError, ReplayError, SetupError) as exc:
+        raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
+    plugin = WorkerPlugin if is_worker(config) else ControllerPlugin
+    config.pluginmanager.register(plugin(config, run, baseline), PLUGIN_NAME)
+    quick_interpreter_exit()
+
+
+def _model_named(exc: ModelSpecError, values: dict[str, Any], names: dict[str, str] | None) -> str:
+    """A model problem, naming the ini key rather than the flag when the model came from the
+    ini file."""
+    where = (names or {}).get("model")
+    if where is None:
+        return str(exc)
+    return str(exc).replace(
+        f"--bfcl-model={values.get('model')}", f"{where} = {values.get('model')!r}"
+    )
+
+
+def worker_input(config: pytest.Config) -> dict[str, str]:
+    """The controller's handoff to each xdist worker (:class:`WorkerHandoff`)."""
+    plugin = config.pluginmanager.get_plugin(PLUGIN_NAME)
+    if plugin is None:
+        return WorkerHandoff(session=session_id(config)).worker_input()
+    model = plugin.run.model
+    shared = getattr(model, "shared_server", None)
+    handoff = WorkerHandoff(
+        session=session_id(config),
+        unavailable=plugin.run.unavailable,
+        ejected=model.out_of_rotation(),
+        servers=shared() if shared is not None else {},
+    )
+    return handoff.worker_input()
+
+
+def _load_compatible_baseline(settings: Settings, run: BfclRun) -> Baseline | None:
+    if settings.baseline_path is None:
+        return None
+    baseline = load_baseline(settings.baseline_path)
+    metadata = run.metadata()
+    stamps = stamp_differences(baseline, metadata)
+    if stamps:  # verdicts under other rules or sampling compare with nothing, common or not
+        raise BaselineError(
+            f"baseline {settings.baseline_path} does not fit this run: " + "; ".join(stamps)
+        )
+    run.plan_noise = category_noise(baseline.rates)
+    problems = incompatibilities(baseline, metadata)
+    if problems and not settings.baseline_common:
+        raise BaselineError(
+            f"baseline {settings.baseline_path} does not fit this run: "
+            + "; ".join(problems)
+            + ". Record a new baseline, or pass --bfcl-baseline-common to compare the entries "
+            "both runs have."
+        )
+    return baseline

@@ -1,0 +1,92 @@
+"""The session plugin of an xdist worker: it generates the entries dealt to it, ahead of their
+items, and hands its replica figures back to the controller; the controller does everything
+else (scores, gate, reports, progress)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_bfcl.perf import collect_and_freeze
+from pytest_bfcl.report.baseline import Baseline
+from pytest_bfcl.run.engine import BfclRun
+from pytest_bfcl.session.common import SessionPlugin, leave_bfcl_failures_out_of_sections
+from pytest_bfcl.session.handoff import REPLICAS_OUTPUT
+from pytest_bfcl.session.items import BfclItem
+
+
+class WorkerPlugin(SessionPlugin):
+    def __init__(self, config: pytest.Config, run: BfclRun, baseline: Baseline | None) -> None:
+        super().__init__(config, run, baseline)
+        self.queue_watch = XdistQueueWatch()
+        self.workers = int(config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """A worker's summary is never shown, and pytest's FAILURES section costs time
+        quadratic in the failures: the controller prints the failures it is sent."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            leave_bfcl_failures_out_of_sections(reporter)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Any) -> None:
+        """Start generating the items queued for this worker, so that requests stay in flight
+        between items; the workers share ``--bfcl-concurrency``."""
+        if not isinstance(item, BfclItem):
+            return
+        queued = self.queue_watch.new_items(self.config, item.session)
+        ids = [i.entry_id for i in [item, *queued] if isinstance(i, BfclItem)]
+        self.run.prefetch(ids, concurrency=max(1, self.settings.concurrency // self.workers))
+
+    @pytest.hookimpl(trylast=True)  # after xdist has sent the report to the controller
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """The entry's HTML record has gone to the controller with its report; pytest keeps
+        the report here to the end, so the record leaves it."""
+        report.__dict__.pop("bfcl_record", None)
+        report.__dict__.pop("bfcl_functions", None)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """xdist hands a worker's output to the controller (``pytest_testnodedown``)."""
+        workeroutput = self.config.workeroutput  # type: ignore[attr-defined]
+        workeroutput[REPLICAS_OUTPUT] = json.dumps(self.run.model.replica_stats())
+        collect_and_freeze()
+
+
+class XdistQueueWatch:
+    """What an xdist worker has queued, read from its worker loop, and only when the queue
+    grew or was replaced since the last look: reading the whole queue before every item
+    costs time quadratic in the items. Empty if the loop changes shape in another xdist
+    version, in which case items generate one at a time."""
+
+    def __init__(self) -> None:
+        self._queue_id = 0
+        self._length = 0
+
+    def new_items(self, config: pytest.Config, session: pytest.Session) -> list[pytest.Item]:
+        for plugin in config.pluginmanager.get_plugins():
+            queue = getattr(plugin, "torun", None)
+            if queue is None or not hasattr(queue, "lock"):
+                continue
+            try:
+                return self._read(plugin, queue, session)
+            except Exception:  # an internal of another plugin: never fatal
+                return []
+        return []
+
+    def _read(self, plugin: Any, queue: Any, session: pytest.Session) -> list[pytest.Item]:
+        with queue.lock() as pending:
+            # Each item takes one index off the queue; a longer queue than that leaves, or
+            # another queue object (work stealing replaces it), means new indices arrived.
+            unchanged = id(pending) == self._queue_id and len(pending) <= self._length - 1
+            self._queue_id, self._length = id(pending), len(pending)
+            if unchanged:
+                return []
+            indices = [i for i in pending if isinstance(i, int)]
+        nxt = getattr(plugin, "nextitem_index", None)
+        if isinstance(nxt, int):
+            indices.insert(0, nxt)
+        return [session.items[i] for i in indices if 0 <= i < len(session.items)]
