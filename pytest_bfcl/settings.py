@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-import math
-import re
 import shlex
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
-from urllib.parse import urlsplit
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, expand_categories
-from pytest_bfcl.dataset.groups import SCORE_NAMES
+from pytest_bfcl.option_rules import (
+    RULES,
+    GateMode,
+    KnownErrors,
+    Rule,
+    Unfit,
+    WebMode,
+    WebProvider,
+    parse_sample,
+    parse_threshold,
+)
 from pytest_bfcl.options import OPTIONS
 from pytest_bfcl.redact import (
     redact_text,
@@ -28,61 +33,10 @@ from pytest_bfcl.scoring import Mode, Reasoning
 DEFAULT_CATEGORIES = "all_scoring"
 
 
-GateMode = Literal["significant", "any", "off"]
-
-
 class GateSettings(BaseModel):
     mode: GateMode = "significant"
     alpha: float = 0.05
     min_drop: float = 1.0  # percentage points
-
-
-def parse_threshold(spec: str) -> tuple[str, float]:
-    """``NAME=VALUE``: VALUE in percent (``85``, ``85%``, ``85.5``)."""
-    name, sep, value = spec.partition("=")
-    if not sep or not name.strip():
-        raise ValueError(f"--bfcl-min-score expects NAME=PERCENT, got {spec!r}")
-    try:
-        number = float(value.strip().rstrip("%"))
-    except ValueError:
-        raise ValueError(f"--bfcl-min-score {spec!r}: {value!r} is not a number") from None
-    if not 0 <= number <= 100:
-        raise ValueError(f"--bfcl-min-score {spec!r}: the score must be between 0 and 100")
-    check_score_name(name.strip())
-    return name.strip(), number
-
-
-class UnknownScore(ValueError):
-    """A threshold names no score of the run (not a category, group or ``overall``)."""
-
-
-def check_score_name(name: str) -> None:
-    """Scores a threshold may name: ``overall``, a group, or a category (a project's own
-    categories included, registered before the settings are built)."""
-    if name not in SCORE_NAMES and name not in CATEGORIES:
-        groups = ", ".join(sorted(SCORE_NAMES))
-        raise UnknownScore(
-            f"unknown score {name!r}: name overall, a group ({groups}) or a category name"
-        )
-
-
-def parse_sample(spec: str) -> float | int:
-    """``0.1`` or ``10%`` is a fraction of each category; ``200`` is a total entry count."""
-    text = spec.strip()
-    try:
-        if text.endswith("%"):
-            value: float | int = float(text[:-1]) / 100
-        elif "." in text:
-            value = float(text)
-        else:
-            value = int(text)
-    except ValueError:
-        raise ValueError(f"--bfcl-sample expects a count or a fraction, got {spec!r}") from None
-    if isinstance(value, float) and not 0 < value <= 1:
-        raise ValueError(f"--bfcl-sample fraction must be in (0, 1], got {spec!r}")
-    if isinstance(value, int) and value < 1:
-        raise ValueError(f"--bfcl-sample count must be at least 1, got {spec!r}")
-    return value
 
 
 class Settings(BaseModel):
@@ -124,7 +78,7 @@ class Settings(BaseModel):
     # plan the sample: per category, the entries that detect a drop of this many points
     detect: float | None = None
     # entries with a known ground-truth error: left out of the gate, compared, or corrected
-    known_errors: Literal["exclude", "include", "correct"] = "exclude"
+    known_errors: KnownErrors = "exclude"
     csv_dir: Path | None = None
     chart_path: Path | None = None
     # OpenAI-compatible endpoints
@@ -166,9 +120,9 @@ class Settings(BaseModel):
     vllm_shared_urls: tuple[str, ...] = ()
     vllm_shared_logs: tuple[str, ...] = ()
     # agentic categories
-    web: Literal["live", "record", "replay", "off"] = "live"
+    web: WebMode = "live"
     web_cassette: Path | None = None
-    web_provider: Literal["auto", "serpapi", "duckduckgo"] = "auto"
+    web_provider: WebProvider = "auto"
     web_search_url: str | None = None
     web_allow_private: bool = False
     web_failure_rate: float = 0.0
@@ -235,351 +189,6 @@ def _field_value(settings: Settings, name: str) -> Any:
         return getattr(settings.gate, name.removeprefix("gate_"), None)
     return getattr(settings, name, None)
 
-
-class Unfit(ValueError):
-    """A value outside what its option accepts (the rule's ``accepts`` says what that is)."""
-
-
-@dataclass(frozen=True)
-class Rule:
-    """What one option accepts. ``convert`` turns the value as typed (text from the command
-    line or an ini file, or a Python value) into the setting's value; it raises
-    :class:`Unfit` when the value does not fit ``accepts``, or a ValueError with its own
-    message. ``checks_python``: also checked on settings built in Python (paths are checked
-    only at start-up, where they are known to be the user's)."""
-
-    accepts: str
-    convert: Callable[[Any], Any]
-    checks_python: bool = True
-
-
-def _as_whole(value: Any) -> int:
-    if isinstance(value, bool):
-        raise Unfit
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            raise Unfit from None
-    raise Unfit
-
-
-def _as_finite(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise Unfit
-    try:
-        number = float(value.strip() if isinstance(value, str) else value)
-    except ValueError:
-        raise Unfit from None
-    if not math.isfinite(number):
-        raise Unfit
-    return number
-
-
-def whole(low: int | None = None, high: int | None = None) -> Rule:
-    """A whole number, with optional bounds (both included)."""
-    if low is not None and high is not None:
-        accepts = f"a whole number from {low} to {high}"
-    elif low is not None:
-        accepts = f"a whole number of at least {low}"
-    else:
-        accepts = "a whole number"
-
-    def convert(value: Any) -> int:
-        number = _as_whole(value)
-        if (low is not None and number < low) or (high is not None and number > high):
-            raise Unfit
-        return number
-
-    return Rule(accepts, convert)
-
-
-def number(
-    *,
-    above: float | None = None,
-    at_least: float | None = None,
-    below: float | None = None,
-    at_most: float | None = None,
-) -> Rule:
-    """A finite number with optional bounds (``above``/``below`` exclude the bound)."""
-    bounds = [
-        f"greater than {above:g}" if above is not None else "",
-        f"at least {at_least:g}" if at_least is not None else "",
-        f"less than {below:g}" if below is not None else "",
-        f"at most {at_most:g}" if at_most is not None else "",
-    ]
-    said = " and ".join(b for b in bounds if b)
-    if at_least is not None and at_most is not None:
-        said = f"from {at_least:g} to {at_most:g}"
-    accepts = f"a finite number {said}".rstrip()
-
-    def convert(value: Any) -> float:
-        x = _as_finite(value)
-        if (above is not None and x <= above) or (at_least is not None and x < at_least):
-            raise Unfit
-        if (below is not None and x >= below) or (at_most is not None and x > at_most):
-            raise Unfit
-        return x
-
-    return Rule(accepts, convert)
-
-
-def choice(*allowed: str) -> Rule:
-    """One of a fixed set of words (any case)."""
-
-    def convert(value: Any) -> str:
-        word = value.strip().lower() if isinstance(value, str) else value
-        if word not in allowed:
-            raise Unfit
-        return word
-
-    return Rule(f"one of {', '.join(allowed)}", convert)
-
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
-
-
-def _switch(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
-    raise Unfit
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise Unfit
-    return value
-
-
-def _env_name(value: Any) -> str:
-    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value.strip()):
-        raise Unfit
-    return value.strip()
-
-
-def _web_url(value: Any) -> str:
-    if not isinstance(value, str):
-        raise Unfit
-    try:
-        parts = urlsplit(value.strip())
-    except ValueError:
-        raise Unfit from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise Unfit
-    return value.strip()
-
-
-def _shell_words(value: Any) -> str:
-    if not isinstance(value, str):
-        raise Unfit
-    try:
-        shlex.split(value)
-    except ValueError as exc:  # an unbalanced quote
-        raise ValueError(f"cannot be split into flags: {exc} (got {value})") from None
-    return value
-
-
-def _replicas(value: Any) -> str:
-    """A count of replicas, or device sets separated by ';' (checked in full when starting)."""
-    text = str(value).strip() if isinstance(value, str | int) else ""
-    if text.isdigit():
-        if 1 <= int(text) <= 64:
-            return text
-        raise Unfit
-    if re.fullmatch(r"[\w-]+(\s*,\s*[\w-]+)*(\s*;\s*[\w-]+(\s*,\s*[\w-]+)*)*\s*;?", text):
-        return text
-    raise Unfit
-
-
-SERVER_PORT_FIELD = "{port}"  # where --bfcl-server-cmd's port goes
-
-
-def server_command_words(template: str) -> list[str]:
-    """A --bfcl-server-cmd's words, ``{port}`` still in place; ``ValueError`` says what is
-    wrong with it."""
-    try:
-        words = shlex.split(template)
-    except ValueError as exc:
-        raise ValueError(f"cannot be split into words ({exc})") from None
-    if not words:
-        raise ValueError("is empty")
-    if not any(SERVER_PORT_FIELD in word for word in words):
-        raise ValueError(f"must say where the port goes with {SERVER_PORT_FIELD}")
-    return words
-
-
-def _server_command(value: Any) -> str:
-    if not isinstance(value, str):
-        raise Unfit
-    if value:  # "": no server to start
-        server_command_words(value)
-    return value
-
-
-def _as_path(value: Any) -> Path:
-    if not isinstance(value, str | Path) or not str(value).strip():
-        raise Unfit
-    return Path(value)
-
-
-def _existing_dir(value: Any) -> Path:
-    path = _as_path(value)
-    if not path.is_dir():
-        raise Unfit
-    return path
-
-
-def _existing_file(value: Any) -> Path:
-    path = _as_path(value)
-    if not path.is_file():
-        raise Unfit
-    return path
-
-
-def _file_to_write(value: Any) -> Path:
-    path = _as_path(value)
-    if path.is_dir():
-        raise Unfit
-    return path
-
-
-def _dir_to_write(value: Any) -> Path:
-    path = _as_path(value)
-    if path.exists() and not path.is_dir():
-        raise Unfit
-    return path
-
-
-def _sample(value: Any) -> float | int:
-    if isinstance(value, str):
-        try:
-            return parse_sample(value)
-        except ValueError:
-            raise Unfit from None
-    if isinstance(value, bool):
-        raise Unfit
-    if isinstance(value, int) and value >= 1:
-        return value
-    if isinstance(value, float) and 0 < value <= 1:
-        return value
-    raise Unfit
-
-
-def _threshold(value: Any) -> tuple[str, float]:
-    if isinstance(value, str):
-        try:
-            return parse_threshold(value)
-        except UnknownScore:
-            raise
-        except ValueError:
-            raise Unfit from None
-    if isinstance(value, tuple | list) and len(value) == 2 and isinstance(value[0], str):
-        score = _as_finite(value[1])
-        if 0 <= score <= 100:
-            return value[0], score
-    raise Unfit
-
-
-def _categories(value: Any) -> Any:
-    if not isinstance(value, str | list | tuple):
-        raise Unfit
-    expand_categories(value)  # names what it does not know, with the known names
-    return value
-
-
-TEXT = Rule("a text", _text)
-SWITCH = Rule("true or false", _switch)
-
-
-def _path_rule(accepts: str, convert: Callable[[Any], Path]) -> Rule:
-    return Rule(accepts, convert, checks_python=False)
-
-
-EXISTING_DIR = _path_rule("an existing directory", _existing_dir)
-EXISTING_FILE = _path_rule("an existing file", _existing_file)
-FILE_TO_WRITE = _path_rule("a file path (not a directory)", _file_to_write)
-DIR_TO_WRITE = _path_rule("a directory path (not a file)", _dir_to_write)
-WEB_URL = Rule("an http:// or https:// URL with a host", _web_url)
-
-# Every option's rule, by settings name (a test checks that no option is missing).
-RULES: dict[str, Rule] = {
-    "model": TEXT,
-    "mode": choice(*get_args(Mode)),
-    "categories": Rule("category and group names, comma-separated", _categories),
-    "strict_multi_turn": SWITCH,
-    "underscore_to_dot": SWITCH,
-    "leaderboard_model": TEXT,
-    "reasoning": choice(*get_args(Reasoning)),
-    "data_dir": EXISTING_DIR,
-    "report_path": FILE_TO_WRITE,
-    "html_path": FILE_TO_WRITE,
-    "list_failures": whole(0),
-    "explain": TEXT,
-    "baseline_path": EXISTING_FILE,
-    "save_baseline_path": FILE_TO_WRITE,
-    "baseline_common": SWITCH,
-    "allow_incomplete": SWITCH,
-    "partial_eval": SWITCH,
-    "gate_mode": choice("significant", "any", "off"),
-    "gate_alpha": number(above=0, below=1),
-    "gate_min_drop": number(at_least=0),
-    "min_scores": Rule("NAME=PERCENT with PERCENT from 0 to 100 (such as overall=80)", _threshold),
-    "sample": Rule(
-        "a count of at least 1 (such as 200) or a fraction greater than 0 and at most 1 "
-        "(such as 0.1 or 10%)",
-        _sample,
-    ),
-    "seed": whole(),
-    "samples": whole(1, 1000),
-    "detect": number(above=0, below=100),
-    "known_errors": choice("exclude", "include", "correct"),
-    "csv_dir": DIR_TO_WRITE,
-    "chart_path": FILE_TO_WRITE,
-    "base_urls": WEB_URL,
-    "api_key_env": Rule("the name of an environment variable (letters, digits, _)", _env_name),
-    "temperature": number(at_least=0),
-    "max_tokens": whole(1),
-    "sampling_seed": whole(),
-    "timeout": number(above=0),
-    "retries": whole(0),
-    "concurrency": whole(1),
-    "max_response_bytes": whole(1),
-    "max_entry_bytes": whole(1024),
-    "cache_dir": DIR_TO_WRITE,
-    "no_cache": SWITCH,
-    "refresh": SWITCH,
-    "vllm_args": Rule("flags for 'vllm serve'", _shell_words),
-    "vllm_exe": TEXT,
-    "vllm_port": whole(1, 65535),
-    "vllm_log": FILE_TO_WRITE,
-    "vllm_startup_timeout": number(above=0),
-    "server_cmd": Rule("a command with {port} where the port goes", _server_command),
-    "server_log": FILE_TO_WRITE,
-    "server_startup_timeout": number(above=0),
-    "vllm_replicas": Rule(
-        "a count from 1 to 64, or device sets separated by ';' (such as 0,1;2,3)", _replicas
-    ),
-    "progress_interval": number(at_least=0),
-    "results_dir": DIR_TO_WRITE,
-    "web": choice("live", "record", "replay", "off"),
-    "web_cassette": DIR_TO_WRITE,
-    "web_provider": choice("auto", "serpapi", "duckduckgo"),
-    "web_search_url": WEB_URL,
-    "web_allow_private": SWITCH,
-    "web_failure_rate": number(at_least=0, at_most=1),
-    "embedding_model": TEXT,
-    "memory_dir": DIR_TO_WRITE,
-    "price_input": number(at_least=0),
-    "price_output": number(at_least=0),
-    "model_identity": TEXT,
-}
 
 _FLAGS = {opt.name: opt.flag for opt in OPTIONS}
 _APPEND_NAMES = {opt.name for opt in OPTIONS if opt.kind == "append"}

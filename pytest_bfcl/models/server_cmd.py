@@ -20,8 +20,8 @@ from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.endpoint_request import EndpointSettings
 from pytest_bfcl.models.server_process import ServerProcess, free_port
 from pytest_bfcl.models.started_servers import StartedServersModel
+from pytest_bfcl.option_rules import SERVER_PORT_FIELD, server_command_words
 from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args
-from pytest_bfcl.settings import SERVER_PORT_FIELD, server_command_words
 
 HEALTH_PATH = "/v1/models"  # answered by every OpenAI-compatible server once it serves
 LOG_DIR = Path(".bfcl-server")

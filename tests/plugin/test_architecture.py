@@ -83,7 +83,7 @@ def test_an_endpoint_run_starts_without_importing_the_openai_sdk():
 
 
 # Modules still over the size limit, each waiting to be split; the list may only shrink.
-OVERSIZED = {"settings.py", "report/html.py", "report/entries.py"}
+OVERSIZED = {"report/html.py", "report/entries.py"}
 LINE_LIMIT = 450
 
 

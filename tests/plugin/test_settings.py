@@ -8,7 +8,9 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from pytest_bfcl.settings import OPTIONS, RULES, Settings, build_settings
+from pytest_bfcl.option_rules import RULES
+from pytest_bfcl.options import OPTIONS
+from pytest_bfcl.settings import Settings, build_settings
 
 
 def rejection(**values: object) -> str:

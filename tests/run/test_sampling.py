@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_bfcl.option_rules import parse_sample, parse_threshold
 from pytest_bfcl.run.sampling import allocate, stratified_sample
-from pytest_bfcl.settings import parse_sample, parse_threshold
 
 
 def test_sampling_is_stratified_and_seeded():
