@@ -1,6 +1,7 @@
-"""What each option accepts, and how its value as typed (command line, ini file, Python) becomes
-the setting's value: one :class:`Rule` per settings field (:data:`RULES`), with the parsers of
-thresholds and samples."""
+"""What an option accepts, and how its value as typed (command line, ini file, Python) becomes
+the setting's value: the :class:`Rule` each option names where it is declared
+(:mod:`pytest_bfcl.options`), and the parsers of thresholds and samples. Plain Python, cheap to
+import: the plugin reads the options in every pytest run."""
 
 from __future__ import annotations
 
@@ -343,75 +344,23 @@ FILE_TO_WRITE = _path_rule("a file path (not a directory)", _file_to_write)
 DIR_TO_WRITE = _path_rule("a directory path (not a file)", _dir_to_write)
 WEB_URL = Rule("an http:// or https:// URL with a host", _web_url)
 
-# Every option's rule, by settings name (a test checks that no option is missing).
-RULES: dict[str, Rule] = {
-    "model": TEXT,
-    "mode": choice(*get_args(Mode)),
-    "categories": Rule("category and group names, comma-separated", _categories),
-    "strict_multi_turn": SWITCH,
-    "underscore_to_dot": SWITCH,
-    "leaderboard_model": TEXT,
-    "reasoning": choice(*get_args(Reasoning)),
-    "data_dir": EXISTING_DIR,
-    "report_path": FILE_TO_WRITE,
-    "html_path": FILE_TO_WRITE,
-    "list_failures": whole(0),
-    "explain": TEXT,
-    "baseline_path": EXISTING_FILE,
-    "save_baseline_path": FILE_TO_WRITE,
-    "baseline_common": SWITCH,
-    "allow_incomplete": SWITCH,
-    "partial_eval": SWITCH,
-    "gate_mode": choice(*get_args(GateMode)),
-    "gate_alpha": number(above=0, below=1),
-    "gate_min_drop": number(at_least=0),
-    "min_scores": Rule("NAME=PERCENT with PERCENT from 0 to 100 (such as overall=80)", _threshold),
-    "sample": Rule(
-        "a count of at least 1 (such as 200) or a fraction greater than 0 and at most 1 "
-        "(such as 0.1 or 10%)",
-        _sample,
-    ),
-    "seed": whole(),
-    "samples": whole(1, 1000),
-    "detect": number(above=0, below=100),
-    "known_errors": choice(*get_args(KnownErrors)),
-    "csv_dir": DIR_TO_WRITE,
-    "chart_path": FILE_TO_WRITE,
-    "base_urls": WEB_URL,
-    "api_key_env": Rule("the name of an environment variable (letters, digits, _)", _env_name),
-    "temperature": number(at_least=0),
-    "max_tokens": whole(1),
-    "sampling_seed": whole(),
-    "timeout": number(above=0),
-    "retries": whole(0),
-    "concurrency": whole(1),
-    "max_response_bytes": whole(1),
-    "max_entry_bytes": whole(1024),
-    "cache_dir": DIR_TO_WRITE,
-    "no_cache": SWITCH,
-    "refresh": SWITCH,
-    "vllm_args": Rule("flags for 'vllm serve'", _shell_words),
-    "vllm_exe": TEXT,
-    "vllm_port": whole(1, 65535),
-    "vllm_log": FILE_TO_WRITE,
-    "vllm_startup_timeout": number(above=0),
-    "server_cmd": Rule("a command with {port} where the port goes", _server_command),
-    "server_log": FILE_TO_WRITE,
-    "server_startup_timeout": number(above=0),
-    "vllm_replicas": Rule(
-        "a count from 1 to 64, or device sets separated by ';' (such as 0,1;2,3)", _replicas
-    ),
-    "progress_interval": number(at_least=0),
-    "results_dir": DIR_TO_WRITE,
-    "web": choice(*get_args(WebMode)),
-    "web_cassette": DIR_TO_WRITE,
-    "web_provider": choice(*get_args(WebProvider)),
-    "web_search_url": WEB_URL,
-    "web_allow_private": SWITCH,
-    "web_failure_rate": number(at_least=0, at_most=1),
-    "embedding_model": TEXT,
-    "memory_dir": DIR_TO_WRITE,
-    "price_input": number(at_least=0),
-    "price_output": number(at_least=0),
-    "model_identity": TEXT,
-}
+# Rules of their own kind of value (the others are built where the option is declared).
+MODE = choice(*get_args(Mode))
+CATEGORY_NAMES = Rule("category and group names, comma-separated", _categories)
+REASONING = choice(*get_args(Reasoning))
+GATE_MODE = choice(*get_args(GateMode))
+THRESHOLD = Rule("NAME=PERCENT with PERCENT from 0 to 100 (such as overall=80)", _threshold)
+SAMPLE_SIZE = Rule(
+    "a count of at least 1 (such as 200) or a fraction greater than 0 and at most 1 "
+    "(such as 0.1 or 10%)",
+    _sample,
+)
+KNOWN_ERRORS = choice(*get_args(KnownErrors))
+ENV_NAME = Rule("the name of an environment variable (letters, digits, _)", _env_name)
+VLLM_FLAGS = Rule("flags for 'vllm serve'", _shell_words)
+SERVER_COMMAND = Rule("a command with {port} where the port goes", _server_command)
+REPLICAS = Rule(
+    "a count from 1 to 64, or device sets separated by ';' (such as 0,1;2,3)", _replicas
+)
+WEB_MODE = choice(*get_args(WebMode))
+WEB_PROVIDER = choice(*get_args(WebProvider))

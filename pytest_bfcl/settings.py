@@ -10,7 +10,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, expand_categories
 from pytest_bfcl.option_rules import (
-    RULES,
     GateMode,
     KnownErrors,
     Rule,
@@ -20,7 +19,7 @@ from pytest_bfcl.option_rules import (
     parse_sample,
     parse_threshold,
 )
-from pytest_bfcl.options import OPTIONS
+from pytest_bfcl.options import OPTIONS, RULES
 from pytest_bfcl.redact import (
     redact_text,
     register_secret_env,

@@ -8,9 +8,8 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from pytest_bfcl.option_rules import RULES
-from pytest_bfcl.options import OPTIONS
-from pytest_bfcl.settings import Settings, build_settings
+from pytest_bfcl.options import OPTIONS, RULES
+from pytest_bfcl.settings import GateSettings, Settings, build_settings
 
 
 def rejection(**values: object) -> str:
@@ -201,9 +200,11 @@ def test_settings_built_in_python_keep_working_and_are_checked():
         assert "must be" in str(info.value)
 
 
-def test_every_option_has_a_rule():
-    missing = [opt.flag for opt in OPTIONS if opt.name not in RULES]
-    assert missing == []
+def test_every_option_fills_a_settings_field_under_its_own_rule():
+    fields = set(Settings.model_fields) | {f"gate_{f}" for f in GateSettings.model_fields}
+    assert [opt.flag for opt in OPTIONS if opt.name not in fields] == []
+    assert len({opt.name for opt in OPTIONS}) == len(OPTIONS)  # one option per field
+    assert all(RULES[opt.name] is opt.rule for opt in OPTIONS)
 
 
 def test_the_plugin_reports_a_bad_value_as_a_usage_error(pytester):
