@@ -703,6 +703,7 @@ class BfclSessionPlugin:
             gate_exclusions=listed_errors.gate_exclusions(
                 set(self.board.verdicts), self.settings.known_errors
             ),
+            left_out_extras=dict(self.run.left_out),
             left_out=left_out_line(self.run.left_out) if self.run.left_out else None,
         )
 

@@ -660,9 +660,13 @@ def test_a_baseline_with_left_out_categories_fails_the_gate_as_incomplete(
                                *sample, *common)  # fmt: skip
     assert first.ret == pytest.ExitCode.OK, first.stdout.str()[-2000:]
     monkeypatch.setattr(preflight, "_find_spec", _without("faiss"))
+    report = tmp_path / "report.json"
     second = pytester.runpytest("--bfcl-model=oracle", f"--bfcl-baseline={baseline}",
-                                *sample, *common)  # fmt: skip
+                                f"--bfcl-report={report}", *sample, *common)  # fmt: skip
     out = second.stdout.str()
     assert second.ret == pytest.ExitCode.TESTS_FAILED
     assert "left out of the default selection" in out
     assert "incomplete" in out and "memory_vector" in out
+    data = json.loads(report.read_text())
+    assert data["left_out"] == {"memory_vector": "memory"} and data["complete"] is False
+    assert data["categories"]["memory_vector"]["missing"] == 1
