@@ -70,7 +70,9 @@ class RunOutcome:
     results_root: Path | None = None
     # Entries the gate leaves out: those with a known ground-truth error (by default).
     gate_exclusions: frozenset[str] = frozenset()
-    # The line naming categories of the default selection left out for a missing extra.
+    # Categories of the default selection left out for a missing extra (category -> extra),
+    # and the line that names them.
+    left_out_extras: dict[str, str] = field(default_factory=dict)
     left_out: str | None = None
 
 
@@ -197,6 +199,7 @@ def json_report(outcome: RunOutcome, finished: FinishedRun) -> dict[str, Any]:
             "flaky": len(outcome.baseline.flaky),
             "note": version_note(outcome.baseline, outcome.metadata),
         }
+    report["left_out"] = outcome.left_out_extras  # not installed here: category -> extra
     report["known_errors"] = known_error_report(outcome)
     report["detection"] = detection_report(outcome, finished)
     return report

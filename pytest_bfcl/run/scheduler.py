@@ -73,14 +73,15 @@ def progress_line(
     rate = done / elapsed if elapsed > 0 else 0.0
     flight = f"{in_flight} in flight, " if in_flight is not None else ""
     left = max(total - done, 0)
-    eta = f", about {duration(left / rate)} left" if rate > 0 and left else ""
+    eta = ""
+    if rate > 0 and left:
+        seconds = left / rate
+        eta = ", under 1s left" if seconds < 1 else f", about {duration(seconds)} left"
     return f"bfcl: {done}/{total} generated, {flight}{failed} failed, {rate:.1f} entries/s{eta}"
 
 
 def duration(seconds: float) -> str:
-    """``under 1s``, ``45s``, ``3m 20s``, ``1h 02m``."""
-    if seconds < 1:
-        return "under 1s"
+    """``45s``, ``3m 20s``, ``1h 02m``."""
     whole = round(seconds)
     if whole < 60:
         return f"{whole}s"

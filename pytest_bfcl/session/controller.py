@@ -127,9 +127,10 @@ class ControllerPlugin(SessionPlugin):
             return
         self.last_progress = now
         self.progress_pending = False
-        total = self.total_items * self.settings.samples
-        progress = self.reported if self.reported is not None else self.run.progress
-        reporter.line(progress.line(total))
+        if self.reported is not None:  # entries reported (each with all its samples)
+            reporter.line(self.reported.line(self.total_items))
+        else:  # this process's generation jobs: one per entry and sample
+            reporter.line(self.run.progress.line(self.total_items * self.settings.samples))
 
     @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -231,6 +232,7 @@ class ControllerPlugin(SessionPlugin):
             gate_exclusions=listed_errors.gate_exclusions(
                 set(self.board.verdicts), self.settings.known_errors
             ),
+            left_out_extras=dict(self.run.left_out),
             left_out=left_out_line(self.run.left_out) if self.run.left_out else None,
         )
 

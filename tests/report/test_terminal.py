@@ -97,7 +97,16 @@ def test_progress_lines_give_the_rate_and_what_is_left():
     )
     assert progress_line(10, 10, 0, 5.0) == "bfcl: 10/10 generated, 0 failed, 2.0 entries/s"
     assert progress_line(0, 10, 0, 0.0) == "bfcl: 0/10 generated, 0 failed, 0.0 entries/s"
-    assert [duration(s) for s in (0.2, 45, 200, 3725)] == ["under 1s", "45s", "3m 20s", "1h 02m"]
+    assert progress_line(9, 10, 0, 1.0).endswith(", 9.0 entries/s, under 1s left")
+    assert [duration(s) for s in (45, 200, 3725)] == ["45s", "3m 20s", "1h 02m"]
+
+
+def test_the_xdist_controller_counts_entries_not_samples(pytester, common):
+    pytest.importorskip("xdist")
+    result = pytester.runpytest("--bfcl-model=oracle", "--bfcl-category=simple_python",
+                                "-n", "2", "--bfcl-samples=2", "--bfcl-progress=0.001", *common)  # fmt: skip
+    progress = [line for line in result.stdout.lines if line.startswith("bfcl: ")]
+    assert progress and all("/400 generated, " in line for line in progress)
 
 
 def test_the_xdist_controller_prints_progress_lines(pytester, common):
