@@ -63,7 +63,9 @@ def test_equal_replicas_share_the_work_and_are_reported(pytester, dataset, tmp_p
         result = pytester.runpytest(*args([a.base_url, b.base_url], tmp_path))
         result.assert_outcomes(passed=PASSED, failed=FAILED)
         assert a.total_requests() + b.total_requests() == PASSED + FAILED
-        assert min(a.total_requests(), b.total_requests()) > 90
+        # Both take a real share; how even depends on the latencies each measures, which a
+        # loaded machine skews (the balancing rule itself: test_balancer.py, injected clock).
+        assert min(a.total_requests(), b.total_requests()) >= (PASSED + FAILED) // 4
         report = replicas_report(tmp_path)
         assert report[a.base_url]["requests"] == a.total_requests()
         assert report[b.base_url]["requests"] == b.total_requests()
