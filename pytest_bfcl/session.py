@@ -48,8 +48,8 @@ from pytest_bfcl.report.entries import (
     HtmlEntries,
     Outcome,
     bounded,
-    build_record,
-    html_parts,
+    parts_of,
+    record_fields,
 )
 from pytest_bfcl.report.finish import (
     FailureNote,
@@ -727,7 +727,7 @@ def attach_record(
             if item._verdict is not None
             else generation.generations[0]
         )
-    record = build_record(
+    fields = record_fields(
         entry=entry,
         outcome=outcome,
         verdict=item._verdict,
@@ -737,7 +737,7 @@ def attach_record(
         functions_key_=key,
         known_error=item.run.known_error_note(item.entry_id),
     )
-    report.bfcl_record = html_parts(record)  # type: ignore[attr-defined]
+    report.bfcl_record = parts_of(fields)  # type: ignore[attr-defined]
 
 
 def _outcome(report: pytest.TestReport) -> Outcome | None:
