@@ -495,8 +495,8 @@ class BfclSessionPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "teardown":
             self._report_progress()
-        record = getattr(report, "bfcl_record", None)
-        if record is not None:
+        record = None if self.is_worker else getattr(report, "bfcl_record", None)
+        if record is not None:  # a worker's records are the controller's to write
             self.html_entries.add(record)
             self.functions.update(getattr(report, "bfcl_functions", None) or {})
             # Kept in the HTML entries now; pytest keeps every report to the end.
