@@ -493,10 +493,12 @@ class BfclSessionPlugin:
 
     @pytest.hookimpl(trylast=True)  # after the terminal has written the result
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.is_worker:
+            return  # xdist sends the report on: the controller counts, lists and writes it
         if report.when == "teardown":
             self._report_progress()
-        record = None if self.is_worker else getattr(report, "bfcl_record", None)
-        if record is not None:  # a worker's records are the controller's to write
+        record = getattr(report, "bfcl_record", None)
+        if record is not None:
             self.html_entries.add(record)
             self.functions.update(getattr(report, "bfcl_functions", None) or {})
             # Kept in the HTML entries now; pytest keeps every report to the end.
