@@ -281,6 +281,34 @@ def build_record(
     known_error: str | None = None,
 ) -> EntryRecord:
     """A record from what the run has for one entry (any of verdict, generation, message)."""
+    return EntryRecord(
+        **record_fields(
+            entry=entry,
+            outcome=outcome,
+            verdict=verdict,
+            generation=generation,
+            baseline_valid=baseline_valid,
+            message=message,
+            functions_key_=functions_key_,
+            known_error=known_error,
+        )
+    )
+
+
+def record_fields(
+    *,
+    entry: Any,
+    outcome: Outcome,
+    verdict: Any = None,
+    generation: Any = None,
+    baseline_valid: bool | None = None,
+    message: str | None = None,
+    functions_key_: str | None = None,
+    known_error: str | None = None,
+) -> dict[str, Any]:
+    """An :class:`EntryRecord`'s fields, in its order, as plain data: what a run builds for
+    each entry (the verdict and generation are validated models already, so the values have
+    the record's types)."""
     valid = verdict.valid if verdict is not None else None
     reasons = [bounded(e, 1000) for e in (verdict.errors[:8] if verdict is not None else [])]
     if message:
@@ -288,39 +316,39 @@ def build_record(
     if known_error:
         reasons.insert(0, bounded(known_error, 1000))
     details = generation.details if generation is not None and generation.details else {}
-    return EntryRecord(
-        id=entry.id,
-        category=entry.category,
-        outcome=outcome,
-        valid=valid,
-        error_type=verdict.error_type if verdict is not None else None,
-        reasons=reasons,
-        baseline_valid=baseline_valid,
-        regression=baseline_valid is True and valid is False,
-        improvement=baseline_valid is False and valid is True,
-        question=render_question(entry.question),
-        functions_key=functions_key_,
-        output=bounded(generation.result) if generation is not None else "",
-        reasoning=bounded(generation.reasoning)
+    return {
+        "id": entry.id,
+        "category": entry.category,
+        "outcome": outcome,
+        "valid": valid,
+        "error_type": verdict.error_type if verdict is not None else None,
+        "reasons": reasons,
+        "baseline_valid": baseline_valid,
+        "regression": baseline_valid is True and valid is False,
+        "improvement": baseline_valid is False and valid is True,
+        "question": render_question(entry.question),
+        "functions_key": functions_key_,
+        "output": bounded(generation.result) if generation is not None else "",
+        "reasoning": bounded(generation.reasoning)
         if generation is not None and generation.reasoning
         else None,
-        decoded=bounded(verdict.decoded)
+        "decoded": bounded(verdict.decoded)
         if verdict is not None and verdict.decoded is not None
         else None,
-        expected=bounded(verdict.expected)
+        "expected": bounded(verdict.expected)
         if verdict is not None and verdict.expected is not None
         else None,
-        detail=[bounded(line, 1000) for line in (verdict.report or [])[:60]]
+        "detail": [bounded(line, 1000) for line in (verdict.report or [])[:60]]
         if verdict is not None
         else [],
-        conversation=bounded_conversation(details.get("inference_log")),
-        latency=generation.latency if generation is not None else None,
-        input_tokens=generation.input_tokens if generation is not None else None,
-        output_tokens=generation.output_tokens if generation is not None else None,
-        passes=verdict.passes if verdict is not None else None,
-        samples=verdict.samples if verdict is not None else None,
-        known_error=known_error,
-    )
+        "conversation": bounded_conversation(details.get("inference_log")),
+        "latency": generation.latency if generation is not None else None,
+        "input_tokens": generation.input_tokens if generation is not None else None,
+        "output_tokens": generation.output_tokens if generation is not None else None,
+        "passes": verdict.passes if verdict is not None else None,
+        "samples": verdict.samples if verdict is not None else None,
+        "known_error": known_error,
+    }
 
 
 # -- the HTML report's form of a record ---------------------------------------------------------
@@ -371,17 +399,30 @@ def _escape_script_char(match: re.Match[str]) -> str:
 
 
 def html_parts(record: EntryRecord) -> dict[str, Any]:
-    """The record as the HTML report keeps it, made once when the entry finishes: its index
-    fields (defaults left out, to keep the file small) and its other fields, each as compact
-    JSON. Plain text, so it rides on the entry's report under xdist, and the run keeps no
-    objects per entry for the garbage collector to walk."""
-    index = record.model_dump(mode="json", include=_INDEX, exclude_defaults=True)
-    details = record.model_dump(mode="json", exclude=_INDEX, exclude_defaults=True)
+    """A whole record as the HTML report keeps it (see :func:`parts_of`)."""
+    return parts_of(record.model_dump(mode="json"))
+
+
+_DEFAULTS = {name: field.default for name, field in EntryRecord.model_fields.items()}
+
+
+def parts_of(fields: dict[str, Any]) -> dict[str, Any]:
+    """A record's fields (:func:`record_fields`) as the HTML report keeps them, made once when
+    the entry finishes: its index fields and its other fields, each as compact JSON with the
+    fields at their defaults left out (a smaller file), in the record's order. Plain text, so
+    it rides on the entry's report under xdist, and the run keeps no objects per entry for
+    the garbage collector to walk. No model is built: validating and dumping one per entry
+    cost more than the rest of the record."""
+    index: dict[str, Any] = {}
+    details: dict[str, Any] = {}
+    for name, value in fields.items():
+        if value != _DEFAULTS[name]:
+            (index if name in _INDEX else details)[name] = value
     return {
         "index": compact_json(index),
         "details": compact_json(details),
-        "category": record.category,
-        "functions": record.functions_key,
+        "category": fields["category"],
+        "functions": fields["functions_key"],
     }
 
 

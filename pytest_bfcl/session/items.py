@@ -19,7 +19,7 @@ from pytest_bfcl.models.base import Generation, Sampled
 from pytest_bfcl.perf import paused_gc
 from pytest_bfcl.redact import redact_text
 from pytest_bfcl.report.baseline import Baseline
-from pytest_bfcl.report.entries import FunctionKeys, Outcome, bounded, build_record, html_parts
+from pytest_bfcl.report.entries import FunctionKeys, Outcome, bounded, parts_of, record_fields
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.render import explain_failure
 from pytest_bfcl.run.engine import BfclRun, Skip
@@ -330,7 +330,7 @@ def attach_record(
             if item._verdict is not None
             else generation.generations[0]
         )
-    record = build_record(
+    fields = record_fields(
         entry=entry,
         outcome=outcome,
         verdict=item._verdict,
@@ -340,7 +340,7 @@ def attach_record(
         functions_key_=key,
         known_error=item.run.known_error_note(item.entry_id),
     )
-    report.bfcl_record = html_parts(record)  # type: ignore[attr-defined]
+    report.bfcl_record = parts_of(fields)  # type: ignore[attr-defined]
 
 
 def outcome_of(report: pytest.TestReport) -> Outcome | None:

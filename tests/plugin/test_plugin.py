@@ -236,21 +236,30 @@ def test_xdist_gives_the_same_report(pytester, data_args, dataset, tmp_path):
     pytest.importorskip("xdist")
     results = tmp_path / "r"
     write_results(results, dataset, "live_parallel", "live", {"live_parallel_4-1-0": "no call"})
-    reports = []
+    from pytest_bfcl.report.html import read_data_element
+
+    reports, pages = [], []
     for workers in ("0", "2"):
         report = tmp_path / f"report-{workers}.json"
+        html = tmp_path / f"report-{workers}.html"
         result = pytester.runpytest_subprocess(
             f"--bfcl-model=replay:{results}",
             "--bfcl-category=live_parallel",
             "-n",
             workers,
             f"--bfcl-report={report}",
+            f"--bfcl-html={html}",
             *data_args,
         )
         result.assert_outcomes(passed=15, failed=1)
         reports.append(json.loads(report.read_text()))
+        pages.append(read_data_element(html.read_text("utf-8")))
     assert reports[0]["categories"] == reports[1]["categories"]
     assert reports[0]["groups"] == reports[1]["groups"]
+    # The HTML records travel from the workers whole: the same records (in arrival order).
+    one, two = ({r["id"]: r for r in page.pop("records")} for page in pages)
+    assert len(one) == 16 and one == two
+    assert pages[0] == pages[1]  # the function docs, the categories
 
 
 def test_stepwise_stops_and_resumes_on_bfcl_items(pytester, dataset, tmp_path):

@@ -159,3 +159,43 @@ def test_function_keys_cached_per_doc_are_the_plain_keys():
     keys = FunctionKeys()
     assert [keys.key(docs) for docs in lists] == [functions_key(docs) for docs in lists]
     assert keys.key(shared) == keys.key(list(shared)) != keys.key(shared[:2])
+
+
+def test_a_records_html_parts_without_a_model_are_those_of_the_model():
+    """The run builds each entry's HTML parts from plain fields; they must be what the
+    validated record dumps (index and details, defaults left out, in the record's order)."""
+    from pytest_bfcl.report.entries import INDEX_FIELDS, compact_json, parts_of, record_fields
+
+    verdicts = [
+        None,
+        Verdict(id=_Entry.id, category=_Entry.category, valid=True, decoded=[{"f": {"a": 1}}]),
+        Verdict(id=_Entry.id, category=_Entry.category, valid=False, error_type="x:y",
+                errors=["bad", {"k": [1, 2.5]}], expected=[{"f": {"a": [1]}}],
+                report=["turn 0"], passes=1, samples=3),
+    ]  # fmt: skip
+    generations = [
+        None,
+        Generation(id=_Entry.id, result="[f(a=1)]", latency=0.25, input_tokens=10,
+                   output_tokens=0, reasoning="why", details={"inference_log": [{"q": "x"}]}),
+    ]  # fmt: skip
+    cases = 0
+    for verdict in verdicts:
+        for generation in generations:
+            for baseline in (None, True, False):
+                for message, known in ((None, None), ("skipped: no answer", "ref #1")):
+                    kwargs = dict(entry=_Entry, outcome="failed", verdict=verdict,
+                                  generation=generation, baseline_valid=baseline,
+                                  message=message, functions_key_="k", known_error=known)  # fmt: skip
+                    record = build_record(**kwargs)
+                    index = set(INDEX_FIELDS)
+                    expected = {
+                        "index": compact_json(record.model_dump(
+                            mode="json", include=index, exclude_defaults=True)),
+                        "details": compact_json(record.model_dump(
+                            mode="json", exclude=index, exclude_defaults=True)),
+                        "category": record.category,
+                        "functions": "k",
+                    }  # fmt: skip
+                    assert parts_of(record_fields(**kwargs)) == expected
+                    cases += 1
+    assert cases == 36

@@ -1,0 +1,91 @@
+"""Where the time of ``-n 2`` goes when scoring stored results (a script, not part of the test
+suite).
+
+    python benchmarks/xdist_phases.py [--results DIR] [--category C] [--rounds N]
+
+Runs ``-n 0`` and ``-n 2`` in turn, whole processes from a fresh directory outside the
+repository, with :mod:`phase_log` loaded in every process, and prints per process when it was
+configured, had collected, saw its first and last report and was done (wall seconds from the
+start of the command) and the CPU seconds it had used by then, for the round whose ``-n 2``
+wall time was the median. From these: the start-up each worker pays before its first entry,
+and the CPU per entry of the workers and of the controller against one process's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE.parent.parent / "shared" / "reference" / "corpus" / "v0" / "gpt-4.1-2025-04-14-FC"
+PHASES = ("configured", "collected", "first report", "last report", "done")
+
+
+def run(results: Path, category: str, workers: int) -> tuple[float, list[list[str]]]:
+    """(wall seconds, the phase lines) of one whole process."""
+    with tempfile.TemporaryDirectory(prefix="bfcl-phases-") as outside:
+        log = Path(outside) / "phases.tsv"
+        env = dict(os.environ)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode compiled once
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (os.environ.get("BFCL_BENCH_PYTHONPATH"), str(HERE)) if p
+        )
+        args = [
+            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "phase_log",
+            "--tb=no", f"--bfcl-model=replay:{results}", f"--bfcl-category={category}",
+            "-n", str(workers),
+        ]  # fmt: skip
+        started = time.time()
+        env.update(BFCL_PHASES_FILE=str(log), BFCL_PHASES_T0=repr(started))
+        subprocess.run(args, cwd=outside, env=env, capture_output=True, check=False)
+        wall = time.time() - started
+        lines = [line.split("\t") for line in log.read_text().splitlines()]
+    return wall, lines
+
+
+def table(lines: list[list[str]]) -> list[str]:
+    by_role: dict[str, dict[str, tuple[float, float]]] = {}
+    for role, phase, wall, cpu in lines:
+        by_role.setdefault(role, {})[phase] = (float(wall), float(cpu))
+    out = [f"{'process':<8}" + "".join(f"{p:>16}" for p in PHASES) + "   run CPU"]
+    for role, phases in sorted(by_role.items()):
+        cells = "".join(
+            f"{phases[p][0]:>8.2f} ({phases[p][1]:4.2f})" if p in phases else f"{'':>16}"
+            for p in PHASES
+        )
+        run_cpu = ""
+        if "first report" in phases and "last report" in phases:
+            run_cpu = f"{phases['last report'][1] - phases['first report'][1]:.2f}"
+        out.append(f"{role:<8}{cells}   {run_cpu}")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--results", type=Path, default=CORPUS)
+    parser.add_argument("--category", default="single_turn,multi_turn")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    run(args.results, args.category, 0)  # bytecode written once
+    rounds: dict[int, list[tuple[float, list[list[str]]]]] = {0: [], 2: []}
+    for _ in range(args.rounds):
+        for workers in (0, 2):
+            rounds[workers].append(run(args.results, args.category, workers))
+    for workers, done in rounds.items():
+        walls = sorted(wall for wall, _ in done)
+        median = statistics.median(walls)
+        _, lines = min(done, key=lambda d: abs(d[0] - median))
+        print(f"-n {workers}: wall min {walls[0]:.2f} s, median {median:.2f} s")
+        print("phase: wall seconds since the start (CPU seconds of that process)")
+        print("\n".join(table(lines)))
+        print()
+
+
+if __name__ == "__main__":
+    main()
