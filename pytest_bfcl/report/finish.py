@@ -18,8 +18,8 @@ from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.completeness import incompleteness, missing_by_category
 from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
 from pytest_bfcl.report.detection import Detection, category_noise, detection_lines, detections
-from pytest_bfcl.report.entries import HtmlEntries
 from pytest_bfcl.report.gate import GateResult, evaluate_gate
+from pytest_bfcl.report.html_entries import HtmlEntries
 from pytest_bfcl.report.json_report import build_report
 from pytest_bfcl.report.junit_summary import add_summary_testcases
 from pytest_bfcl.report.markdown import markdown_summary

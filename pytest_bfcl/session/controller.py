@@ -19,7 +19,6 @@ from pytest_bfcl.errors import SetupError
 from pytest_bfcl.perf import collect_and_freeze, freeze_long_lived
 from pytest_bfcl.redact import redact_data, redact_text
 from pytest_bfcl.report.baseline import Baseline
-from pytest_bfcl.report.entries import HtmlEntries
 from pytest_bfcl.report.finish import (
     FailureNote,
     FinishedRun,
@@ -28,6 +27,7 @@ from pytest_bfcl.report.finish import (
     finish_run,
 )
 from pytest_bfcl.report.gate import GateResult
+from pytest_bfcl.report.html_entries import HtmlEntries
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import Prices, replica_summary, usage_summary

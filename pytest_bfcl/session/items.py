@@ -19,7 +19,8 @@ from pytest_bfcl.models.base import Generation, Sampled
 from pytest_bfcl.perf import paused_gc
 from pytest_bfcl.redact import redact_text
 from pytest_bfcl.report.baseline import Baseline
-from pytest_bfcl.report.entries import FunctionKeys, Outcome, bounded, parts_of, record_fields
+from pytest_bfcl.report.entries import FunctionKeys, Outcome, bounded, record_fields
+from pytest_bfcl.report.html_entries import parts_of
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.render import explain_failure
 from pytest_bfcl.run.engine import BfclRun, Skip

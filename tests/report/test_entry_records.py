@@ -164,7 +164,8 @@ def test_function_keys_cached_per_doc_are_the_plain_keys():
 def test_a_records_html_parts_without_a_model_are_those_of_the_model():
     """The run builds each entry's HTML parts from plain fields; they must be what the
     validated record dumps (index and details, defaults left out, in the record's order)."""
-    from pytest_bfcl.report.entries import INDEX_FIELDS, compact_json, parts_of, record_fields
+    from pytest_bfcl.report.entries import record_fields
+    from pytest_bfcl.report.html_entries import INDEX_FIELDS, compact_json, parts_of
 
     verdicts = [
         None,

@@ -32,12 +32,12 @@ from pytest_bfcl.report.gate import GateResult, GateSettings, evaluate_gate
 from pytest_bfcl.report.html import (
     data_element,
     details_element,
-    gate_verdict,
     read_data_element,
     record_details,
     render_html,
     write_html,
 )
+from pytest_bfcl.report.html_tables import gate_verdict
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 
 HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)>&amp;\u2028\ud800"
