@@ -276,9 +276,14 @@ def unregister_custom_categories() -> None:
 
 
 def is_agentic(entry_id: str) -> bool:
-    """Memory (prerequisites included) and web-search entries."""
-    return entry_id.startswith(("memory_", "web_search_"))
+    """Memory (prerequisites included) and web-search entries, by their category's kind."""
+    if is_memory_prerequisite(entry_id):
+        return True
+    category = CATEGORIES.get(category_of_id(entry_id))
+    return category is not None and category.kind in (Kind.MEMORY, Kind.WEB_SEARCH)
 
 
 def is_memory_prerequisite(entry_id: str) -> bool:
+    """A memory scenario's prerequisite conversation: not a category's entry, recognised by the
+    id the dataset gives it (``memory_<store>_prereq_...``)."""
     return entry_id.startswith("memory_") and "_prereq_" in entry_id

@@ -73,11 +73,11 @@ def load_answers(
     assert cat.answer_file is not None
     path = root / cat.answer_file
     _require(path)
-    model: type[Any] = AstAnswer if cat.name == "sql" else ExecAnswer
+    model: type[Any] = AstAnswer if cat.variant == "sql" else ExecAnswer
     answers = [validate(model, obj, path, lineno) for lineno, obj in read(path)]
     if len(answers) != len(entries):
         raise DatasetError(f"{path}: {len(answers)} answers for {len(entries)} questions")
-    if cat.name == "rest":
+    if cat.variant == "rest":
         calls = rest_calls(root, read)
         answers = [
             a.model_copy(update={"call": calls.get(_number(e.id))})
