@@ -27,14 +27,15 @@ def decode_single_turn(result: Any, entry: Entry, options: ScoringOptions) -> An
 
 
 def evaluate_single_turn(
-    entry: Entry, answer: AstAnswer | None, result: Any, options: ScoringOptions
+    entry: Entry, answer: Any, result: Any, options: ScoringOptions
 ) -> Verdict:
     """Score a single-turn entry by its category's declared kind: relevance and irrelevance
-    by whether a call was made, the rest by the AST rules."""
+    by whether a call was made, the rest (AST, format sensitivity) by the AST rules. The
+    single-turn kinds (:mod:`pytest_bfcl.kinds.single_turn`) score through here."""
     kind = CATEGORIES[entry.category].kind
     if kind in (Kind.IRRELEVANCE, Kind.RELEVANCE):
         return evaluate_relevance(entry, result, options, expects_call=kind is Kind.RELEVANCE)
-    if answer is None:
+    if not isinstance(answer, AstAnswer):
         raise ValueError(f"{entry.id}: AST checking needs the ground truth")
     return evaluate_ast(entry, answer, result, options)
 

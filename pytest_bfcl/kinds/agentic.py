@@ -59,12 +59,7 @@ class MemoryKind(AgenticKind):
 
     def solve(self, task: Task, run: RunContext) -> Generation:
         """A question starts from its scenario's store as the prerequisites left it."""
-        from pytest_bfcl.models.base import StepModel
-
-        snapshot = None
-        if isinstance(run.model, StepModel):
-            snapshot = run.wiring.question_snapshot(task.entry)
-        return solve_as_conversation(task, run, snapshot)
+        return solve_as_conversation(task, run, from_snapshot=True)
 
 
 class WebSearchKind(AgenticKind):

@@ -4,20 +4,20 @@ scores, and left out of function-calling runs."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_bfcl.dataset.categories import Category, Kind
-from pytest_bfcl.kinds.base import KindSpec, RunContext
+from pytest_bfcl.kinds.base import RunContext
+from pytest_bfcl.kinds.single_turn import SingleTurnKind
 
 if TYPE_CHECKING:
-    from pytest_bfcl.check.verdict import Verdict
     from pytest_bfcl.dataset.load import Dataset
     from pytest_bfcl.dataset.models import Answer, Entry
 
 FC_REASON = "format sensitivity measures prompting models; run it with --bfcl-mode=prompt"
 
 
-class FormatSensitivityKind(KindSpec):
+class FormatSensitivityKind(SingleTurnKind):
     kind = Kind.FORMAT_SENSITIVITY
     scored = False
 
@@ -29,14 +29,6 @@ class FormatSensitivityKind(KindSpec):
 
     def skip_reason(self, run: RunContext) -> str | None:
         return FC_REASON if run.scoring.mode == "fc" else None
-
-    def score(self, entry: Entry, answer: Answer | None, result: Any, run: RunContext) -> Verdict:
-        from pytest_bfcl.check.single_turn import evaluate_ast
-        from pytest_bfcl.dataset.models import AstAnswer
-
-        if not isinstance(answer, AstAnswer):
-            raise ValueError(f"{entry.id}: AST checking needs the ground truth")
-        return evaluate_ast(entry, answer, result, run.scoring)
 
 
 FORMAT_SENSITIVITY = FormatSensitivityKind()

@@ -15,12 +15,14 @@ if TYPE_CHECKING:
     from pytest_bfcl.models.base import Generation, Task
 
 
-def solve_as_conversation(task: Task, run: RunContext, snapshot: Any = None) -> Generation:
-    """A conversation run here when the model answers step by step; otherwise the model
+def solve_as_conversation(task: Task, run: RunContext, from_snapshot: bool = False) -> Generation:
+    """A conversation run here when the model answers step by step (a memory question from
+    its scenario's store as the prerequisites left it, ``from_snapshot``); otherwise the model
     answers the entry whole (replay, a project's whole-entry handler)."""
     from pytest_bfcl.models.base import StepModel
 
     if isinstance(run.model, StepModel):
+        snapshot = run.wiring.question_snapshot(task.entry) if from_snapshot else None
         return run.wiring.conversation(task, run.model, snapshot).run()
     return run.model.generate(task)
 

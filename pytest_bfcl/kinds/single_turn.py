@@ -1,4 +1,5 @@
-"""Single-turn kinds: AST-checked calls, relevance (a call is due) and irrelevance (none is)."""
+"""Single-turn kinds: AST-checked calls, relevance (a call is due) and irrelevance (none is),
+all scored by :func:`pytest_bfcl.check.single_turn.evaluate_single_turn` on the declared kind."""
 
 from __future__ import annotations
 
@@ -13,9 +14,18 @@ if TYPE_CHECKING:
     from pytest_bfcl.dataset.models import Answer, Entry
 
 
-class AstKind(KindSpec):
-    """One answer of calls, decoded and checked against the ground truth under the category's
-    declared rules (``Category.checker``)."""
+class SingleTurnKind(KindSpec):
+    """One answer, scored by the single-turn checker of the category's declared kind."""
+
+    def score(self, entry: Entry, answer: Answer | None, result: Any, run: RunContext) -> Verdict:
+        from pytest_bfcl.check.single_turn import evaluate_single_turn
+
+        return evaluate_single_turn(entry, answer, result, run.scoring)
+
+
+class AstKind(SingleTurnKind):
+    """Calls decoded and checked against the ground truth under the category's declared rules
+    (``Category.checker``)."""
 
     kind = Kind.AST
 
@@ -24,29 +34,15 @@ class AstKind(KindSpec):
 
         return dict(dataset.positional_answers(category, AstAnswer))
 
-    def score(self, entry: Entry, answer: Answer | None, result: Any, run: RunContext) -> Verdict:
-        from pytest_bfcl.check.single_turn import evaluate_ast
-        from pytest_bfcl.dataset.models import AstAnswer
 
-        if not isinstance(answer, AstAnswer):
-            raise ValueError(f"{entry.id}: AST checking needs the ground truth")
-        return evaluate_ast(entry, answer, result, run.scoring)
-
-
-class RelevanceKind(KindSpec):
+class RelevanceKind(SingleTurnKind):
     """Scored by whether the answer holds a call: relevance expects one (its arguments are not
     checked), irrelevance expects none. No ground truth."""
 
-    def __init__(self, kind: Kind, expects_call: bool) -> None:
+    def __init__(self, kind: Kind) -> None:
         self.kind = kind  # type: ignore[misc]
-        self.expects_call = expects_call
-
-    def score(self, entry: Entry, answer: Answer | None, result: Any, run: RunContext) -> Verdict:
-        from pytest_bfcl.check.single_turn import evaluate_relevance
-
-        return evaluate_relevance(entry, result, run.scoring, expects_call=self.expects_call)
 
 
 AST = AstKind()
-RELEVANCE = RelevanceKind(Kind.RELEVANCE, expects_call=True)
-IRRELEVANCE = RelevanceKind(Kind.IRRELEVANCE, expects_call=False)
+RELEVANCE = RelevanceKind(Kind.RELEVANCE)
+IRRELEVANCE = RelevanceKind(Kind.IRRELEVANCE)

@@ -266,30 +266,10 @@ def _bounded_message(message: Any) -> Any:
     }
 
 
-def build_record(
-    *,
-    entry: Any,
-    outcome: Outcome,
-    verdict: Any = None,
-    generation: Any = None,
-    baseline_valid: bool | None = None,
-    message: str | None = None,
-    functions_key_: str | None = None,
-    known_error: str | None = None,
-) -> EntryRecord:
-    """A record from what the run has for one entry (any of verdict, generation, message)."""
-    return EntryRecord(
-        **record_fields(
-            entry=entry,
-            outcome=outcome,
-            verdict=verdict,
-            generation=generation,
-            baseline_valid=baseline_valid,
-            message=message,
-            functions_key_=functions_key_,
-            known_error=known_error,
-        )
-    )
+def build_record(**fields: Any) -> EntryRecord:
+    """A record from what the run has for one entry (the arguments of :func:`record_fields`),
+    validated."""
+    return EntryRecord(**record_fields(**fields))
 
 
 def record_fields(

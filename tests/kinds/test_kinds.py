@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -71,6 +72,10 @@ def test_relevance_is_scored_by_the_declared_kind_not_the_name(named_against_the
     assert evaluate_single_turn(relevance, None, a_call, FC).valid
     failed = evaluate_single_turn(relevance, None, no_call, FC)
     assert not failed.valid and failed.error_type == "relevance_error:decoder_failed"
+    # the path the engine takes: the category's declared kind scores it
+    run = SimpleNamespace(scoring=FC)
+    assert not kind_of("no_tool_needed").score(irrelevance, None, a_call, run).valid
+    assert kind_of("irrelevance_lookalike").score(relevance, None, a_call, run).valid
 
 
 def test_ast_rules_are_declared_and_format_copies_take_their_sources():
