@@ -240,6 +240,18 @@ def decode_calls(result: Any, options: ScoringOptions) -> list[str]:
         raise DecodeError(f"{type(exc).__name__}: {exc}") from None
 
 
+def decode_failure(entry: Entry, result: Any, expected: Any, exc: DecodeError) -> Verdict:
+    """The verdict of an answer whose calls cannot be decoded (shared with :mod:`.rest`)."""
+    return exec_verdict(
+        entry,
+        result,
+        expected,
+        valid=False,
+        error_type="executable_decoder:decoder_failed",
+        errors=[f"Failed to decode: {exc}"],
+    )
+
+
 def exec_verdict(entry: Entry, result: Any, expected: Any, **fields: Any) -> Verdict:
     """A verdict of an executable entry (shared with :mod:`.rest`)."""
     return Verdict(
@@ -261,14 +273,7 @@ def evaluate_exec(
     try:
         calls = decode_calls(result, options)
     except DecodeError as exc:
-        return exec_verdict(
-            entry,
-            result,
-            answer.calls,
-            valid=False,
-            error_type="executable_decoder:decoder_failed",
-            errors=[f"Failed to decode: {exc}"],
-        )
+        return decode_failure(entry, result, answer.calls, exc)
     expected = expected_outcomes(answer, services)
     bad_truth = [o for o in expected if o.error is not None]
     if bad_truth:

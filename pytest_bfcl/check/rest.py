@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from pytest_bfcl.backends.base import BackendServices
 from pytest_bfcl.backends.exec_api import ApiClient, ApiRequest, ApiRequestError, ApiUnavailable
-from pytest_bfcl.check.executable import Mismatch, decode_calls, exec_verdict
+from pytest_bfcl.check.executable import Mismatch, decode_calls, decode_failure, exec_verdict
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.executable import ExecAnswer
 from pytest_bfcl.dataset.models import Entry
@@ -114,14 +114,7 @@ def evaluate_rest(
     try:
         calls = decode_calls(result, options)
     except DecodeError as exc:
-        return exec_verdict(
-            entry,
-            result,
-            expected,
-            valid=False,
-            error_type="executable_decoder:decoder_failed",
-            errors=[f"Failed to decode: {exc}"],
-        )
+        return decode_failure(entry, result, expected, exc)
     if len(calls) != 1:
         return exec_verdict(
             entry,
