@@ -40,8 +40,6 @@ class KindSpec:
     """The defaults fit a single-turn kind; each kind overrides what sets it apart."""
 
     kind: ClassVar[Kind]
-    # Counts in the scores (format sensitivity is a diagnostic beside them).
-    scored: ClassVar[bool] = True
     # Run here step by step as a conversation when the model answers step by step; otherwise
     # the model answers the entry whole (as replay does).
     conversation: ClassVar[bool] = False

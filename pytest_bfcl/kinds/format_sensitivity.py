@@ -19,7 +19,6 @@ FC_REASON = "format sensitivity measures prompting models; run it with --bfcl-mo
 
 class FormatSensitivityKind(SingleTurnKind):
     kind = Kind.FORMAT_SENSITIVITY
-    scored = False
 
     def load_entries(self, dataset: Dataset, category: Category) -> list[Entry]:
         return dataset.format_sensitivity_entries()

@@ -39,7 +39,9 @@ def test_every_registered_category_has_a_kind_with_what_it_needs():
             assert category.checker in ("simple", "multiple", "parallel", "parallel_multiple"), name
         if category.kind is Kind.MEMORY:
             assert category.variant in ("kv", "vector", "rec_sum"), name
-    assert not kind_of("format_sensitivity").scored
+    diagnostic = kind_of("format_sensitivity")  # prompting formats: left out of fc runs
+    assert diagnostic.skip_reason(SimpleNamespace(scoring=FC)) is not None
+    assert diagnostic.skip_reason(SimpleNamespace(scoring=ScoringOptions("prompt", True))) is None
     assert kind_of("memory_vector").needed_packages(CATEGORIES["memory_vector"])[1] == "memory"
     assert kind_of("memory_kv").needed_packages(CATEGORIES["memory_kv"]) == ((), "")
 
