@@ -93,3 +93,26 @@ def collect_and_freeze() -> None:
     if _freezing_allowed:
         gc.collect()
         gc.freeze()
+
+
+# Entries between two freezes of what a run keeps (see :class:`FreezeAsItGrows`).
+FREEZE_EVERY = 1000
+
+
+class FreezeAsItGrows:
+    """Freeze what a running session keeps, every ``every`` finished entries: the reports
+    pytest holds to the end, junit's elements, the report rows. Each of the collector's full
+    passes otherwise walks all of it again, and a run has several (0.15-0.25 s of a
+    4,441-entry run with reports). One full collection comes first, so garbage is never
+    frozen; what is frozen and dies later is freed by reference counting as usual (the few
+    cycles among it are freed when the process ends). Only where freezing is allowed."""
+
+    def __init__(self, every: int = FREEZE_EVERY) -> None:
+        self.every = every
+        self._finished = 0
+
+    def entry_finished(self) -> None:
+        self._finished += 1
+        if self._finished % self.every == 0 and _freezing_allowed:
+            gc.collect()
+            gc.freeze()

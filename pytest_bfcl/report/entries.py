@@ -186,29 +186,51 @@ def _scalar(value: Any) -> str:
     return text if len(text) <= FIELD_LIMIT else text[:FIELD_LIMIT] + "..."
 
 
-def functions_key(functions: list[Any]) -> str:
-    """A short key of a set of function docs (the same docs give the same key)."""
-    text = json.dumps(functions, sort_keys=True, default=str)
+def compact_json(value: Any) -> str:
+    """JSON as the report files embed it: no spaces, characters as they are."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def functions_json(functions: Sequence[Any]) -> str:
+    """A set of function docs as the HTML report embeds them (compact JSON, keys in the
+    data's order)."""
+    return compact_json(list(functions))
+
+
+def functions_key(functions: Sequence[Any]) -> str:
+    """A short key of a set of function docs: the same docs (in the same key order, as
+    copies of one data file's docs have them) give the same key, in every process."""
+    return _key_of(functions_json(functions))
+
+
+def _key_of(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 class FunctionKeys:
-    """:func:`functions_key` of doc lists, computed once per distinct list of doc objects.
+    """:func:`functions_key` of doc lists, and their JSON text, computed once per distinct
+    list of doc objects: the text is both what the key is made from and what the report
+    embeds, so docs are encoded once per run.
 
     Multi-turn entries of the same backends, and format-sensitivity copies, share their doc
     objects: 800 multi-turn entries have 146 distinct lists. The lists are kept, so the
     object ids in the cache's keys cannot be reused by other objects."""
 
     def __init__(self) -> None:
-        self._keys: dict[tuple[int, ...], tuple[str, Sequence[Any]]] = {}
+        self._keys: dict[tuple[int, ...], tuple[str, str, Sequence[Any]]] = {}
 
     def key(self, docs: Sequence[Any]) -> str:
+        return self.key_and_json(docs)[0]
+
+    def key_and_json(self, docs: Sequence[Any]) -> tuple[str, str]:
+        """(the docs' key, their JSON text)."""
         ids = tuple(map(id, docs))
         known = self._keys.get(ids)
         if known is None:
-            known = (functions_key(list(docs)), docs)
+            text = functions_json(docs)
+            known = (_key_of(text), text, docs)
             self._keys[ids] = known
-        return known[0]
+        return known[0], known[1]
 
 
 def render_question(turns: list[list[Any]]) -> str:

@@ -62,10 +62,10 @@ class RunOutcome:
     usage: dict[str, Any] | None = None
     # The HTML report's entries, gathered as they finished (--bfcl-html).
     html_entries: HtmlEntries = field(default_factory=HtmlEntries)
-    functions: dict[str, Any] = field(default_factory=dict)
     failures: list[FailureNote] = field(default_factory=list)
     explanations: dict[str, str] = field(default_factory=dict)  # --bfcl-explain
     junit_path: Path | None = None
+    junit_not_written: str | None = None  # why the BFCL testcases are not in the junit file
     step_summary: Path | None = None  # $GITHUB_STEP_SUMMARY
     results_root: Path | None = None
     # Entries the gate leaves out: those with a known ground-truth error (by default).
@@ -145,7 +145,9 @@ def write_reports(outcome: RunOutcome, finished: FinishedRun) -> None:
     if settings.chart_path is not None:
         chart = svg_chart(scores, gate, f"BFCL V4: {outcome.model_name}")
         write("chart", settings.chart_path, lambda p: p.write_text(chart, "utf-8"))
-    if outcome.junit_path is not None and outcome.junit_path.is_file():
+    if outcome.junit_path is not None and outcome.junit_not_written is not None:
+        finished.not_written.append(("junit", outcome.junit_path, outcome.junit_not_written))
+    elif outcome.junit_path is not None and outcome.junit_path.is_file():
         write("junit", outcome.junit_path, lambda p: add_summary_testcases(p, scores, gate))
     if outcome.results_root is not None:
         finished.written.append(("generations", outcome.results_root))
@@ -160,8 +162,7 @@ def _write_html(
 ) -> None:
     from pytest_bfcl.report.html import write_html  # only runs that ask for it load it
 
-    entries, functions = outcome.html_entries, outcome.functions
-    write_html(path, entries, functions, finished.scores, finished.gate, metadata)
+    write_html(path, outcome.html_entries, finished.scores, finished.gate, metadata)
 
 
 def _save_baseline(

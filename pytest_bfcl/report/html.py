@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.report.chart import svg_chart
-from pytest_bfcl.report.entries import EntryRecord
+from pytest_bfcl.report.entries import EntryRecord, functions_json
 from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.html_entries import (
     GZIP_ABOVE,
@@ -55,27 +55,31 @@ def render_html(
 ) -> str:
     """The whole page as text, from whole records (UTF-8 safe: lone surrogates in model output
     are escaped in the data and replaced in the static part)."""
-    return "".join(page_pieces(collect(records), functions, scores, gate, metadata))
+    return "".join(page_pieces(collect(records, functions), scores, gate, metadata))
 
 
-def collect(records: list[EntryRecord]) -> HtmlEntries:
+def collect(records: list[EntryRecord], functions: dict[str, list[dict[str, Any]]]) -> HtmlEntries:
+    """Whole records and the docs they point to (by key), gathered as a run gathers them."""
     entries = HtmlEntries()
     for record in records:
         entries.add_record(record)
+    used = entries.functions_keys
+    entries.add_functions(
+        {key: functions_json(docs) for key, docs in functions.items() if key in used}
+    )
     return entries
 
 
 def page_pieces(
     entries: HtmlEntries,
-    functions: dict[str, list[dict[str, Any]]],
     scores: Scores,
     gate: GateResult | None,
     metadata: dict[str, Any],
 ) -> list[str]:
     """The page in pieces, from the entries as gathered during the run."""
-    rest = page_data(entries, functions, scores, gate)
     title = f"BFCL V4: {metadata.get('model')} ({metadata.get('mode')})"
-    details, packed = entries.details()
+    data, data_packed = entries.data(page_data(entries, scores, gate))
+    details, details_packed = entries.details()
     body = "\n".join(
         [
             header_html(metadata, gate, scores),
@@ -86,7 +90,6 @@ def page_pieces(
             "</section>",
             entries_skeleton_html(len(entries)),
             "</main>",
-            script_element("bfcl-data", data_json(entries, rest)),
         ]
     )
     return [
@@ -99,7 +102,10 @@ def page_pieces(
         f"<title>{html_text(title)}</title>\n"
         f"<style>\n{_asset('report.css')}</style>\n"
         f"</head><body>\n{body}\n",
-        _element_open("bfcl-details", packed),
+        _element_open("bfcl-data", data_packed),
+        data,
+        "</script>\n",
+        _element_open("bfcl-details", details_packed),
         details,
         "</script>",
         f"\n<script>\n{_asset('report.js')}</script>\n</body></html>\n",
@@ -108,16 +114,14 @@ def page_pieces(
 
 def write_html(
     path: Path,
-    records: list[EntryRecord] | HtmlEntries,
-    functions: dict[str, list[dict[str, Any]]],
+    entries: HtmlEntries,
     scores: Scores,
     gate: GateResult | None,
     metadata: dict[str, Any],
 ) -> None:
-    """Write the page atomically (a killed run never leaves half a page), from whole records
-    or from the entries gathered during the run."""
-    entries = records if isinstance(records, HtmlEntries) else collect(records)
-    write_text_atomic(path, page_pieces(entries, functions, scores, gate, metadata))
+    """Write the page atomically (a killed run never leaves half a page) from the entries
+    gathered during the run (:func:`collect` gathers whole records)."""
+    write_text_atomic(path, page_pieces(entries, scores, gate, metadata))
 
 
 def write_text_atomic(path: Path, text: str | list[str]) -> None:
@@ -140,27 +144,18 @@ def write_text_atomic(path: Path, text: str | list[str]) -> None:
 
 def page_data(
     entries: HtmlEntries,
-    functions: dict[str, list[dict[str, Any]]],
     scores: Scores,
     gate: GateResult | None,
 ) -> dict[str, Any]:
-    """What the page's script reads first, besides the records' index rows (see
-    :func:`data_json`): the function docs they point to, the categories in score-table
-    order."""
+    """What the page's script reads first besides the records' index rows and the function
+    docs they point to (both gathered in ``entries``): the categories in score-table order."""
     order = list(scores.categories)
     order += sorted(entries.categories - set(order))
-    used = entries.functions_keys
     return {
-        "functions": {key: docs for key, docs in functions.items() if key in used},
         "categories": order,
         "agentic_prefixes": ["memory_", "web_search_"],
         "gated": gate is not None and bool(gate.comparisons),
     }
-
-
-def data_json(entries: HtmlEntries, rest: dict[str, Any]) -> str:
-    """The page's data as JSON: the index rows as gathered (already JSON), then the rest."""
-    return '{"records":' + entries.index_json() + "," + _json(rest)[1:]
 
 
 def record_details(records: list[EntryRecord]) -> list[dict[str, Any]]:

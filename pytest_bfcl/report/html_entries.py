@@ -5,12 +5,12 @@ records arrive (:class:`HtmlEntries`), so writing the page needs no second pass 
 from __future__ import annotations
 
 import base64
-import json
 import re
 import zlib
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from pytest_bfcl.report.entries import EntryRecord
+from pytest_bfcl.report.entries import EntryRecord, compact_json
 
 # What the entry lists need (filters, counts, search, row headers); everything else about an
 # entry is read from the details when the entry is opened.
@@ -40,10 +40,6 @@ _SCRIPT_UNSAFE = {
     "\u2029": "\\u2029",
 }
 _SCRIPT_UNSAFE_RE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
-
-
-def compact_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def script_safe(text: str) -> str:
@@ -85,70 +81,121 @@ def parts_of(fields: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-# Characters of details gathered before they are escaped and compressed together.
+# Characters gathered before they are escaped and compressed together.
 _CHUNK = 1 << 16
+
+# One thread compresses every stream, in the order its pieces were handed over: zlib works
+# without holding the interpreter lock, so on a machine with a core to spare (a run scoring
+# stored results keeps one core busy) the page's compression costs the run no time at all.
+_PACKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bfcl-html-gzip")
+
+
+class PackedText:
+    """The text of one data element, handed over in script-safe pieces as the run goes: kept
+    plain while it is small enough to embed as it is, and gzip-compressed piece by piece on a
+    background thread, so the page needs neither a second pass nor a compression at its end."""
+
+    def __init__(self, gzip_above: int = GZIP_ABOVE) -> None:
+        self._gzip_above = gzip_above
+        self._plain: list[str] | None = []
+        self.chars = 0
+        self._packer = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip stream
+        self._packed: list[Future[bytes]] = []
+        self._finished: bytes | None = None
+
+    def append(self, safe: str) -> None:
+        if self._finished is not None:
+            raise RuntimeError("text added after the element was read")
+        self.chars += len(safe)
+        self._packed.append(_PACKER.submit(self._packer.compress, safe.encode("utf-8")))
+        if self._plain is not None:
+            self._plain.append(safe)
+            if self.chars > self._gzip_above:
+                self._plain = None  # the page will embed the compressed form
+
+    def result(self) -> tuple[str, bool]:
+        """(the element's text, whether it is gzip + base64): plain while small."""
+        if self._plain is not None:
+            return "".join(self._plain), False
+        if self._finished is None:
+            parts = [future.result() for future in self._packed]
+            self._finished, self._packed = b"".join([*parts, self._packer.flush()]), []
+        return base64.b64encode(self._finished).decode("ascii"), True
+
+
+class _Chunks:
+    """Pieces gathered until a chunk is worth escaping and handing to a :class:`PackedText`."""
+
+    def __init__(self, into: PackedText) -> None:
+        self.into = into
+        self._pending: list[str] = []
+        self._chars = 0
+
+    def add(self, text: str) -> None:
+        self._pending.append(text)
+        self._chars += len(text)
+        if self._chars > _CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._pending:
+            self.into.append(script_safe("".join(self._pending)))
+            self._pending, self._chars = [], 0
 
 
 class HtmlEntries:
     """The HTML report's entries, gathered as they finish: the index rows (JSON), the details
-    as script-safe JSON Lines compressed in chunks as they arrive, the function-doc keys and
-    categories they use. The page is written from this at the end without another pass over
-    the entries; the plain text is kept only while it is small enough to embed as it is."""
+    as script-safe JSON Lines, the function docs they point to (JSON, once per key) and the
+    categories they use. Details and docs are compressed as they arrive (:class:`PackedText`);
+    the page's data element begins with the docs, so at the end only the index rows and a few
+    small fields are left to add."""
 
     def __init__(self, gzip_above: int = GZIP_ABOVE) -> None:
         self.rows: list[str] = []
-        self.functions_keys: set[str] = set()
+        self.functions_keys: set[str] = set()  # keys the entries point to
         self.categories: set[str] = set()
-        self._gzip_above = gzip_above
-        self._pending: list[str] = []
-        self._pending_chars = 0
-        self._plain: list[str] | None = []
-        self._chars = 0  # script-safe characters so far
-        self._packer = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip stream
-        self._packed: list[bytes] = []
-        self._finished: bytes | None = None
+        self._details = _Chunks(PackedText(gzip_above))
+        self._data = _Chunks(PackedText(gzip_above))
+        self._data.add('{"functions":{')
+        self._docs_keys: set[str] = set()  # keys whose docs are in the data already
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def add(self, parts: dict[str, Any]) -> None:
-        if self._finished is not None:
-            raise RuntimeError("entries added after the details were read")
         if self.rows:
-            self._pending.append("\n")
+            self._details.add("\n")
         self.rows.append(parts["index"])
         self.categories.add(parts["category"])
         if parts.get("functions") is not None:
             self.functions_keys.add(parts["functions"])
-        self._pending.append(parts["details"])
-        self._pending_chars += len(parts["details"])
-        if self._pending_chars > _CHUNK:
-            self._flush()
+        self._details.add(parts["details"])
 
     def add_record(self, record: EntryRecord) -> None:
         self.add(html_parts(record))
+
+    def add_functions(self, docs: dict[str, str]) -> None:
+        """Function docs by key, each as its JSON text (:func:`functions_json`); a key already
+        added is skipped (xdist workers each send the docs they meet first)."""
+        for key, text in docs.items():
+            if key in self._docs_keys:
+                continue
+            self._data.add(("," if self._docs_keys else "") + compact_json(key) + ":" + text)
+            self._docs_keys.add(key)
 
     def index_json(self) -> str:
         """The index rows as one JSON array."""
         return "[" + ",".join(self.rows) + "]"
 
-    def _flush(self) -> None:
-        chunk = script_safe("".join(self._pending))
-        self._pending, self._pending_chars = [], 0
-        self._chars += len(chunk)
-        self._packed.append(self._packer.compress(chunk.encode("utf-8")))
-        if self._plain is not None:
-            self._plain.append(chunk)
-            if self._chars > self._gzip_above:
-                self._plain = None  # the page will embed the compressed form
-
     def details(self) -> tuple[str, bool]:
         """(the details' text, whether it is gzip + base64): plain while small."""
-        if self._pending:
-            self._flush()
-        if self._plain is not None and self._chars <= self._gzip_above:
-            return "".join(self._plain), False
-        if self._finished is None:
-            self._packed.append(self._packer.flush())
-            self._finished, self._packed = b"".join(self._packed), []
-        return base64.b64encode(self._finished).decode("ascii"), True
+        self._details.flush()
+        return self._details.into.result()
+
+    def data(self, rest: dict[str, Any]) -> tuple[str, bool]:
+        """The page's data element, the function docs gathered so far followed by the index
+        rows and ``rest`` (a JSON object's fields): (its text, whether gzip + base64)."""
+        fields = compact_json(rest)[1:]  # "}" alone when there are none
+        self._data.add('},"records":' + self.index_json() + ("," if rest else "") + fields)
+        self._data.flush()
+        return self._data.into.result()

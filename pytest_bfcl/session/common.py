@@ -12,7 +12,7 @@ import pytest
 
 from pytest_bfcl.dataset.categories import CATEGORIES
 from pytest_bfcl.dataset.custom import unregister_custom_categories
-from pytest_bfcl.perf import forbid_freezing, freeze_long_lived
+from pytest_bfcl.perf import FreezeAsItGrows, forbid_freezing, freeze_long_lived
 from pytest_bfcl.report.baseline import Baseline
 from pytest_bfcl.report.entries import FunctionKeys
 from pytest_bfcl.run.engine import BfclRun
@@ -30,6 +30,7 @@ class SessionPlugin:
         self.baseline = baseline
         self.functions_sent: set[str] = set()  # function-doc keys this process already attached
         self.function_keys = FunctionKeys()
+        self.freezer = FreezeAsItGrows()
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -68,6 +69,9 @@ class SessionPlugin:
             if report.when == "teardown":  # reported: the item no longer needs them
                 item.release()
         return report
+
+    def pytest_runtest_logfinish(self) -> None:
+        self.freezer.entry_finished()
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.run.close()

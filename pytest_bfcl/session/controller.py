@@ -28,6 +28,7 @@ from pytest_bfcl.report.finish import (
 )
 from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.html_entries import HtmlEntries
+from pytest_bfcl.report.junit_cases import TextTestcases, install_text_testcases
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import Prices, replica_summary, usage_summary
@@ -60,7 +61,7 @@ class ControllerPlugin(SessionPlugin):
         self.explanations: dict[str, str] = dict.fromkeys(self.settings.explain, "")
         self.progress_pending = False
         self.html_entries = HtmlEntries()  # entry records for the HTML report
-        self.functions: dict[str, Any] = {}  # their function docs, once per distinct set
+        self.junit_cases: TextTestcases | None = None  # BFCL testcases of the junit file
         self.worker_replicas: list[list[dict[str, Any]]] = []  # from each xdist worker
         # An xdist controller's progress: the entries its workers reported (set once they
         # have collected, which tells the controller how many there are).
@@ -74,6 +75,7 @@ class ControllerPlugin(SessionPlugin):
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """Before anything is generated (and before xdist starts its workers): set-up problems
         end the session with one line, and the score board learns what the run must score."""
+        self.junit_cases = install_text_testcases(self.config, is_bfcl)
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if self.config.option.collectonly:
             return
@@ -151,7 +153,7 @@ class ControllerPlugin(SessionPlugin):
         record = getattr(report, "bfcl_record", None)
         if record is not None:
             self.html_entries.add(record)
-            self.functions.update(getattr(report, "bfcl_functions", None) or {})
+            self.html_entries.add_functions(getattr(report, "bfcl_functions", None) or {})
             # Kept in the HTML entries now; pytest keeps every report to the end.
             del report.bfcl_record
             report.__dict__.pop("bfcl_functions", None)
@@ -223,10 +225,10 @@ class ControllerPlugin(SessionPlugin):
             baseline=self.baseline,
             usage=self.usage,
             html_entries=self.html_entries,
-            functions=self.functions,
             failures=self.failures,
             explanations=self.explanations,
             junit_path=Path(junit) if junit else None,
+            junit_not_written=self.junit_cases.not_written if self.junit_cases else None,
             step_summary=Path(step_summary) if step_summary else None,
             results_root=self.run.results.root if self.run.results is not None else None,
             gate_exclusions=listed_errors.gate_exclusions(

@@ -317,10 +317,10 @@ def attach_record(
     sources = entry.source_function
     if sources is None:
         sources = entry.function_sources()
-    key = keys.key(sources)
+    key, docs_json = keys.key_and_json(sources)
     if key not in sent:
         sent.add(key)
-        report.bfcl_functions = {key: sources}  # type: ignore[attr-defined]
+        report.bfcl_functions = {key: docs_json}  # type: ignore[attr-defined]
     message = None
     if outcome in ("error", "skipped") and report.longrepr is not None:
         message = _longrepr_line(report)

@@ -30,6 +30,7 @@ from pytest_bfcl.dataset.categories import (
 from pytest_bfcl.report.entries import EntryRecord, bounded, functions_key
 from pytest_bfcl.report.gate import GateResult, GateSettings, evaluate_gate
 from pytest_bfcl.report.html import (
+    collect,
     data_element,
     details_element,
     read_data_element,
@@ -404,7 +405,7 @@ def test_write_is_atomic_and_replaces(tmp_path: Path, records: list[EntryRecord]
     target = tmp_path / "out" / "report.html"
     target.parent.mkdir()
     target.write_text("old")
-    write_html(target, records[:50], FUNCTIONS, scores, gate, METADATA)
+    write_html(target, collect(records[:50], FUNCTIONS), scores, gate, METADATA)
     assert target.read_text("utf-8").startswith("<!DOCTYPE html>")
     assert [p.name for p in target.parent.iterdir()] == ["report.html"]  # no temp file left
 

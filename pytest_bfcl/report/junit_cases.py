@@ -1,0 +1,356 @@
+"""BFCL items' junit testcases, written as text as each item finishes.
+
+pytest's junit writer builds an XML element per testcase from each of an item's three reports,
+keeps every element to the end of the session and serialises them all there: for thousands of
+BFCL items that is a fifth of a run scoring stored results. For the shapes BFCL items take
+(set-up passed; the call passed, failed, xfailed or xpassed; teardown passed) this module
+writes the same testcase text itself, once, when the item's teardown is reported; pytest still
+writes the file (suite, counts, every other test, session properties) and leaves a marker
+element where each of these testcases goes, which is replaced by its text once the file is
+written. Everything else (a skipped or failed set-up, a failed teardown, a testcase a fixture
+added attributes to) is handed to pytest's writer as it would have been; so is everything when
+captured output goes into the file (``junit_logging``), when pytest's writer is not of the
+shape this knows (another pytest version), or with ``-p no:bfcl_junit``.
+
+The content is pytest's: names, properties and messages are made with pytest's own helpers
+(``mangle_test_address``, ``bin_xml_escape``, ``shorten_message``), and the tests compare the
+file with the one pytest writes alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import secrets
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from pytest_bfcl.files import os_error_text
+
+# ``-p no:bfcl_junit`` leaves every testcase to pytest's writer.
+PLUGIN_NAME = "bfcl_junit"
+
+_LOGXML_FIELDS = (
+    "node_reporters",
+    "node_reporters_ordered",
+    "stats",
+    "family",
+    "logging",
+    "report_duration",
+    "prefix",
+    "logfile",
+)
+_MODULE_HELPERS = (
+    "xml_key",
+    "bin_xml_escape",
+    "mangle_test_address",
+    "shorten_message",
+    "families",
+)
+
+
+def install_text_testcases(
+    config: pytest.Config, is_ours: Callable[[Any], bool]
+) -> TextTestcases | None:
+    """Have pytest's junit writer (when ``--junitxml`` is given) leave the testcases of the
+    reports ``is_ours`` picks to a :class:`TextTestcases`; None when it keeps them all."""
+    if config.pluginmanager.is_blocked(PLUGIN_NAME):
+        return None
+    try:
+        from _pytest import junitxml
+    except ImportError:
+        return None
+    if not all(hasattr(junitxml, name) for name in _MODULE_HELPERS):
+        return None
+    xml = config.stash.get(junitxml.xml_key, None)
+    if xml is None or not all(hasattr(xml, name) for name in _LOGXML_FIELDS):
+        return None
+    if xml.logging != "no" or xml.family not in junitxml.families:
+        return None  # captured output goes into testcases: pytest's writer does that
+    base: Any = type(xml)
+    cases = TextTestcases(xml, junitxml, is_ours, base.pytest_runtest_logreport)
+    config.pluginmanager.unregister(xml)
+    xml.__class__ = _with_text_testcases(base)
+    setattr(xml, "bfcl_text_cases", cases)  # noqa: B010  (an attribute its class lacks)
+    config.pluginmanager.register(xml)
+    return cases
+
+
+def _with_text_testcases(base: Any) -> type:
+    """pytest's writer class, with BFCL items' reports going to its :class:`TextTestcases`."""
+
+    def pytest_runtest_logreport(self: Any, report: pytest.TestReport) -> None:
+        if not self.bfcl_text_cases.take(report):
+            base.pytest_runtest_logreport(self, report)
+
+    def pytest_sessionfinish(self: Any) -> None:
+        self.bfcl_text_cases.before_write()
+        base.pytest_sessionfinish(self)
+        self.bfcl_text_cases.after_write()
+
+    return type(
+        f"{base.__name__}WithTextTestcases",
+        (base,),
+        {
+            "pytest_runtest_logreport": pytest_runtest_logreport,
+            "pytest_sessionfinish": pytest_sessionfinish,
+        },
+    )
+
+
+class _Placeholder:
+    """Where a text testcase goes among pytest's testcases: pytest writes it as an empty
+    element of a tag no file holds otherwise."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+
+    def to_xml(self) -> ET.Element:
+        return ET.Element(self.tag)
+
+
+class _Case:
+    __slots__ = ("child", "duration", "longreprs", "placeholder", "reports", "stats")
+
+    def __init__(self, placeholder: _Placeholder) -> None:
+        self.placeholder = placeholder
+        self.reports: list[pytest.TestReport] = []
+        self.longreprs: list[Any] = []  # as each report arrived (others may shorten them)
+        self.duration = 0.0
+        self.child = ""  # the failure or skipped element's text
+        self.stats: list[str] = []  # pytest's counters this testcase raised
+
+
+class TextTestcases:
+    """The testcases of one session's BFCL items, as text, and where they go in the file."""
+
+    def __init__(
+        self,
+        xml: Any,
+        junitxml: ModuleType,
+        is_ours: Callable[[Any], bool],
+        pytest_logreport: Callable[[Any, Any], None],
+    ) -> None:
+        self.xml = xml
+        self._escape: Callable[[object], str] = junitxml.bin_xml_escape
+        self._mangle: Callable[[str], list[str]] = junitxml.mangle_test_address
+        self._shorten: Callable[[str], str] = junitxml.shorten_message
+        # xunit1 keeps every attribute; the other families keep those they list.
+        self._allowed: list[str] | None = (
+            None if xml.family == "xunit1" else list(junitxml.families[xml.family]["testcase"])
+        )
+        self._is_ours = is_ours
+        self._pytest_logreport = pytest_logreport
+        self._tag = f"bfcl-testcase-{secrets.token_hex(8)}"
+        self._open: dict[tuple[str, Any], _Case] = {}
+        self._texts: dict[int, str] = {}  # by id() of the placeholder still in pytest's list
+        self.written = 0
+        self.not_written: str | None = None  # why the testcases could not be put in the file
+
+    # -- reports ---------------------------------------------------------------------------
+
+    def take(self, report: pytest.TestReport) -> bool:
+        """Whether this report is written here (otherwise pytest's writer takes it)."""
+        if not self._is_ours(report):
+            return False
+        key = (report.nodeid, getattr(report, "node", None))
+        case = self._open.get(key)
+        if case is None:
+            # pytest's writer keys its testcases by the report's structured id where it has one
+            begun = (getattr(report, "id", report.nodeid), key[1]) in self.xml.node_reporters
+            if not (report.when == "setup" and report.passed) or begun:
+                return False  # not a shape written here, or a testcase a fixture began
+            case = _Case(_Placeholder(self._tag))
+            self._open[key] = case
+            self.xml.node_reporters_ordered.append(case.placeholder)
+        case.reports.append(report)
+        case.longreprs.append(report.longrepr)
+        if self.xml.report_duration in ("total", report.when):
+            case.duration += getattr(report, "duration", 0.0)
+        if report.when == "call":
+            if not self._add_call(case, report):
+                self._hand_over(key, case)
+        elif report.when == "teardown":
+            del self._open[key]
+            if report.passed and len(case.reports) == 3:
+                self._finish(case, report)
+            else:
+                self._hand_over(key, case, still_open=False)
+        return True
+
+    def _add_call(self, case: _Case, report: pytest.TestReport) -> bool:
+        xfail = hasattr(report, "wasxfail")
+        if report.passed:
+            case.stats.append("passed")
+        elif report.failed and xfail:  # a strict xfail that passed
+            # pytest writes this element's missing text as "None"
+            case.child = self._element(
+                "skipped", [("message", _UNEXPECTED_PASS)], self._escape(None)
+            )
+            case.stats.append("skipped")
+        elif report.failed:
+            longrepr = report.longrepr
+            crash = getattr(longrepr, "reprcrash", None)
+            message = crash.message if crash is not None else str(longrepr)
+            attrs = [("message", self._escape(self._shorten(message)))]
+            case.child = self._element("failure", attrs, self._escape(str(longrepr)))
+            case.stats.append("failure")
+        elif report.skipped and xfail:
+            reason = self._escape(str(report.wasxfail).removeprefix("reason: "))
+            case.child = self._element("skipped", [("type", "pytest.xfail"), ("message", reason)])
+            case.stats.append("skipped")
+        else:
+            return False  # skipped in the call: pytest's writer
+        return True
+
+    def _finish(self, case: _Case, teardown: pytest.TestReport) -> None:
+        for name in case.stats:
+            self.xml.add_stats(name)
+        self._texts[id(case.placeholder)] = self._testcase(case, teardown)
+
+    def _hand_over(self, key: tuple[str, Any], case: _Case, still_open: bool = True) -> None:
+        """Give what this testcase had so far to pytest's writer, at the testcase's place."""
+        if still_open:
+            del self._open[key]
+        ordered = self.xml.node_reporters_ordered
+        place = ordered.index(case.placeholder)
+        del ordered[place]
+        first_new = len(ordered)
+        for report, longrepr in zip(case.reports, case.longreprs, strict=True):
+            now, report.longrepr = report.longrepr, longrepr
+            try:
+                self._pytest_logreport(self.xml, report)
+            finally:
+                report.longrepr = now
+        made = ordered[first_new:]
+        del ordered[first_new:]
+        ordered[place:place] = made
+
+    # -- the file --------------------------------------------------------------------------
+
+    def before_write(self) -> None:
+        """Items that did not finish (an interrupted session) go to pytest's writer, which
+        writes what it has of them."""
+        for key, case in list(self._open.items()):
+            self._hand_over(key, case)
+
+    def after_write(self) -> None:
+        """Put the testcases where pytest's file has their markers. A file they cannot be
+        put in is removed (it would lack them) and the reason kept for the closing part."""
+        if not self._texts:
+            return
+        path = Path(self.xml.logfile)
+        try:
+            self.not_written = self._splice(path)
+        except OSError as exc:
+            self.not_written = os_error_text(exc)
+        if self.not_written is not None:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+    def _splice(self, path: Path) -> str | None:
+        text = path.read_text("utf-8")
+        marker = f"<{self._tag} />"
+        pieces = text.split(marker)
+        texts = [
+            self._texts[id(p)]
+            for p in self.xml.node_reporters_ordered
+            if isinstance(p, _Placeholder) and id(p) in self._texts
+        ]
+        if len(pieces) != len(texts) + 1:
+            return f"{len(texts)} BFCL testcases, {len(pieces) - 1} places for them in the file"
+        merged = [pieces[0]]
+        for case_text, piece in zip(texts, pieces[1:], strict=True):
+            merged += (case_text, piece)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text("".join(merged), "utf-8")
+        tmp.replace(path)
+        self.written = len(texts)
+        return None
+
+    # -- text ------------------------------------------------------------------------------
+
+    def _testcase(self, case: _Case, teardown: pytest.TestReport) -> str:
+        names = self._mangle(teardown.nodeid)
+        classnames = names[:-1]
+        if self.xml.prefix:
+            classnames.insert(0, self.xml.prefix)
+        location = teardown.location
+        attrs: dict[str, str] = {
+            "classname": ".".join(classnames),
+            "name": self._escape(names[-1]),
+            "file": location[0],
+        }
+        if location[1] is not None:
+            attrs["line"] = str(location[1])
+        if hasattr(teardown, "url"):
+            attrs["url"] = teardown.url
+        if self._allowed is not None:
+            attrs = {k: v for k, v in attrs.items() if k in self._allowed}
+        head = "<testcase" + _attributes([*attrs.items(), ("time", f"{case.duration:.3f}")])
+        escape = self._escape
+        props = "".join(
+            f'<property name="{_escape_attribute(str(name))}" value="{_escape_attribute(plain)}" />'
+            for name, value in teardown.user_properties
+            # pytest's escape leaves printable ASCII as it is: most values need no call
+            for plain in [_if_plain(str(value)) or escape(str(value))]
+        )
+        body = (f"<properties>{props}</properties>" if props else "") + case.child
+        return f"{head}>{body}</testcase>" if body else f"{head} />"
+
+    @staticmethod
+    def _element(tag: str, attrs: list[tuple[str, str]], text: str | None = None) -> str:
+        head = f"<{tag}{_attributes(attrs)}"
+        return f"{head}>{_escape_text(text)}</{tag}>" if text else f"{head} />"
+
+
+_UNEXPECTED_PASS = "xfail-marked test passes unexpectedly"
+
+
+def _attributes(pairs: list[tuple[str, str]]) -> str:
+    return "".join(f' {name}="{_escape_attribute(value)}"' for name, value in pairs)
+
+
+def _if_plain(text: str) -> str | None:
+    """``text`` if it is printable ASCII (no character that XML forbids), else None."""
+    return text if text.isascii() and text.isprintable() else None
+
+
+_ATTRIBUTE_SPECIAL = re.compile('[&<>"\r\n\t]')
+
+
+def _escape_attribute(text: str) -> str:
+    """An attribute value escaped as ElementTree writes it."""
+    if _ATTRIBUTE_SPECIAL.search(text) is None:
+        return text
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    if '"' in text:
+        text = text.replace('"', "&quot;")
+    if "\r" in text:
+        text = text.replace("\r", "&#13;")
+    if "\n" in text:
+        text = text.replace("\n", "&#10;")
+    if "\t" in text:
+        text = text.replace("\t", "&#09;")
+    return text
+
+
+def _escape_text(text: str) -> str:
+    """Element text escaped as ElementTree writes it."""
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    return text
