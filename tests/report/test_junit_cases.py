@@ -63,7 +63,7 @@ def _normalised(path: Path) -> list[tuple[str, tuple[tuple[str, str], ...], str]
                     for k, v in element.attrib.items()
                     if k not in ("time", "timestamp", "hostname")
                 )
-            ),  # fmt: skip
+            ),
             _ADDRESS.sub("0x", element.text or ""),
         )
         for element in root.iter()
