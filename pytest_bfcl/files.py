@@ -68,6 +68,8 @@ def os_error_text(exc: OSError) -> str:
     """``[Errno 28] No space left on device (ENOSPC)``: the number, the words, the name."""
     name = errno.errorcode.get(exc.errno or 0)
     words = exc.strerror or str(exc)
+    if exc.errno is None:  # not from the system: its words alone
+        return words
     return f"[Errno {exc.errno}] {words}" + (f" ({name})" if name else "")
 
 

@@ -200,37 +200,12 @@ def functions_json(functions: Sequence[Any]) -> str:
 def functions_key(functions: Sequence[Any]) -> str:
     """A short key of a set of function docs: the same docs (in the same key order, as
     copies of one data file's docs have them) give the same key, in every process."""
-    return _key_of(functions_json(functions))
+    return functions_key_of_json(functions_json(functions))
 
 
-def _key_of(text: str) -> str:
+def functions_key_of_json(text: str) -> str:
+    """:func:`functions_key` of docs already rendered by :func:`functions_json`."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-class FunctionKeys:
-    """:func:`functions_key` of doc lists, and their JSON text, computed once per distinct
-    list of doc objects: the text is both what the key is made from and what the report
-    embeds, so docs are encoded once per run.
-
-    Multi-turn entries of the same backends, and format-sensitivity copies, share their doc
-    objects: 800 multi-turn entries have 146 distinct lists. The lists are kept, so the
-    object ids in the cache's keys cannot be reused by other objects."""
-
-    def __init__(self) -> None:
-        self._keys: dict[tuple[int, ...], tuple[str, str, Sequence[Any]]] = {}
-
-    def key(self, docs: Sequence[Any]) -> str:
-        return self.key_and_json(docs)[0]
-
-    def key_and_json(self, docs: Sequence[Any]) -> tuple[str, str]:
-        """(the docs' key, their JSON text)."""
-        ids = tuple(map(id, docs))
-        known = self._keys.get(ids)
-        if known is None:
-            text = functions_json(docs)
-            known = (_key_of(text), text, docs)
-            self._keys[ids] = known
-        return known[0], known[1]
 
 
 def render_question(turns: list[list[Any]]) -> str:
@@ -308,43 +283,118 @@ def record_fields(
     """An :class:`EntryRecord`'s fields, in its order, as plain data: what a run builds for
     each entry (the verdict and generation are validated models already, so the values have
     the record's types)."""
-    valid = verdict.valid if verdict is not None else None
-    reasons = [bounded(e, 1000) for e in (verdict.errors[:8] if verdict is not None else [])]
+    facts = record_facts(
+        entry=entry,
+        outcome=outcome,
+        verdict=verdict,
+        generation=generation,
+        baseline_valid=baseline_valid,
+        message=message,
+        known_error=known_error,
+    )
+    return fields_from_facts(facts, functions_key_)
+
+
+# What a record is made from, in the order of :func:`record_facts`' tuple.
+FACTS = (
+    "id",
+    "category",
+    "outcome",
+    "valid",
+    "error_type",
+    "errors",
+    "message",
+    "known_error",
+    "baseline_valid",
+    "question",
+    "generated",
+    "result",
+    "reasoning",
+    "decoded",
+    "expected",
+    "report",
+    "inference_log",
+    "latency",
+    "input_tokens",
+    "output_tokens",
+    "passes",
+    "samples",
+)
+
+
+def record_facts(
+    *,
+    entry: Any,
+    outcome: Outcome,
+    verdict: Any = None,
+    generation: Any = None,
+    baseline_valid: bool | None = None,
+    message: str | None = None,
+    known_error: str | None = None,
+) -> tuple[Any, ...]:
+    """What an entry's record is made from, unrendered (the model's output, the decoded and
+    expected calls as the run has them), as a tuple in :data:`FACTS` order: cheap to take
+    while the entry finishes, rendered later (:func:`fields_from_facts`), possibly in another
+    process. Only the question is rendered here (the data's message objects stay here)."""
+    details = generation.details if generation is not None and generation.details else {}
+    return (
+        entry.id,
+        entry.category,
+        outcome,
+        verdict.valid if verdict is not None else None,
+        verdict.error_type if verdict is not None else None,
+        verdict.errors[:8] if verdict is not None else [],
+        message,
+        known_error,
+        baseline_valid,
+        render_question(entry.question),
+        generation is not None,
+        generation.result if generation is not None else None,
+        generation.reasoning if generation is not None else None,
+        verdict.decoded if verdict is not None else None,
+        verdict.expected if verdict is not None else None,
+        (verdict.report or [])[:60] if verdict is not None else None,
+        details.get("inference_log"),
+        generation.latency if generation is not None else None,
+        generation.input_tokens if generation is not None else None,
+        generation.output_tokens if generation is not None else None,
+        verdict.passes if verdict is not None else None,
+        verdict.samples if verdict is not None else None,
+    )
+
+
+def fields_from_facts(facts: tuple[Any, ...], functions_key_: str | None) -> dict[str, Any]:
+    """A record's fields (see :func:`record_fields`) from its facts: every text bounded."""
+    (entry_id, category, outcome, valid, error_type, errors, message, known_error,
+     baseline_valid, question, generated, result, reasoning, decoded, expected, report,
+     inference_log, latency, input_tokens, output_tokens, passes, samples) = facts  # fmt: skip
+    reasons = [bounded(e, 1000) for e in errors]
     if message:
         reasons.append(bounded(message, 1000))
     if known_error:
         reasons.insert(0, bounded(known_error, 1000))
-    details = generation.details if generation is not None and generation.details else {}
     return {
-        "id": entry.id,
-        "category": entry.category,
+        "id": entry_id,
+        "category": category,
         "outcome": outcome,
         "valid": valid,
-        "error_type": verdict.error_type if verdict is not None else None,
+        "error_type": error_type,
         "reasons": reasons,
         "baseline_valid": baseline_valid,
         "regression": baseline_valid is True and valid is False,
         "improvement": baseline_valid is False and valid is True,
-        "question": render_question(entry.question),
+        "question": question,
         "functions_key": functions_key_,
-        "output": bounded(generation.result) if generation is not None else "",
-        "reasoning": bounded(generation.reasoning)
-        if generation is not None and generation.reasoning
-        else None,
-        "decoded": bounded(verdict.decoded)
-        if verdict is not None and verdict.decoded is not None
-        else None,
-        "expected": bounded(verdict.expected)
-        if verdict is not None and verdict.expected is not None
-        else None,
-        "detail": [bounded(line, 1000) for line in (verdict.report or [])[:60]]
-        if verdict is not None
-        else [],
-        "conversation": bounded_conversation(details.get("inference_log")),
-        "latency": generation.latency if generation is not None else None,
-        "input_tokens": generation.input_tokens if generation is not None else None,
-        "output_tokens": generation.output_tokens if generation is not None else None,
-        "passes": verdict.passes if verdict is not None else None,
-        "samples": verdict.samples if verdict is not None else None,
+        "output": bounded(result) if generated else "",
+        "reasoning": bounded(reasoning) if reasoning else None,
+        "decoded": bounded(decoded) if decoded is not None else None,
+        "expected": bounded(expected) if expected is not None else None,
+        "detail": [bounded(line, 1000) for line in report] if report is not None else [],
+        "conversation": bounded_conversation(inference_log),
+        "latency": latency,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "passes": passes,
+        "samples": samples,
         "known_error": known_error,
     }

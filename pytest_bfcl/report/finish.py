@@ -19,6 +19,7 @@ from pytest_bfcl.report.completeness import incompleteness, missing_by_category
 from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
 from pytest_bfcl.report.detection import Detection, category_noise, detection_lines, detections
 from pytest_bfcl.report.gate import GateResult, evaluate_gate
+from pytest_bfcl.report.html_builder import HtmlBuilder
 from pytest_bfcl.report.html_entries import HtmlEntries
 from pytest_bfcl.report.json_report import build_report
 from pytest_bfcl.report.junit_summary import add_summary_testcases
@@ -61,7 +62,7 @@ class RunOutcome:
     baseline: Baseline | None = None
     usage: dict[str, Any] | None = None
     # The HTML report's entries, gathered as they finished (--bfcl-html).
-    html_entries: HtmlEntries = field(default_factory=HtmlEntries)
+    html_entries: HtmlEntries | HtmlBuilder = field(default_factory=HtmlEntries)
     failures: list[FailureNote] = field(default_factory=list)
     explanations: dict[str, str] = field(default_factory=dict)  # --bfcl-explain
     junit_path: Path | None = None

@@ -28,6 +28,7 @@ from typing import Any
 from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.entries import EntryRecord, functions_json
 from pytest_bfcl.report.gate import GateResult
+from pytest_bfcl.report.html_builder import HtmlBuilder
 from pytest_bfcl.report.html_entries import (
     GZIP_ABOVE,
     INDEX_FIELDS,
@@ -71,7 +72,7 @@ def collect(records: list[EntryRecord], functions: dict[str, list[dict[str, Any]
 
 
 def page_pieces(
-    entries: HtmlEntries,
+    entries: HtmlEntries | HtmlBuilder,
     scores: Scores,
     gate: GateResult | None,
     metadata: dict[str, Any],
@@ -114,7 +115,7 @@ def page_pieces(
 
 def write_html(
     path: Path,
-    entries: HtmlEntries,
+    entries: HtmlEntries | HtmlBuilder,
     scores: Scores,
     gate: GateResult | None,
     metadata: dict[str, Any],
@@ -143,7 +144,7 @@ def write_text_atomic(path: Path, text: str | list[str]) -> None:
 
 
 def page_data(
-    entries: HtmlEntries,
+    entries: HtmlEntries | HtmlBuilder,
     scores: Scores,
     gate: GateResult | None,
 ) -> dict[str, Any]:

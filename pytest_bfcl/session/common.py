@@ -14,7 +14,7 @@ from pytest_bfcl.dataset.categories import CATEGORIES
 from pytest_bfcl.dataset.custom import unregister_custom_categories
 from pytest_bfcl.perf import FreezeAsItGrows, forbid_freezing, freeze_long_lived
 from pytest_bfcl.report.baseline import Baseline
-from pytest_bfcl.report.entries import FunctionKeys
+from pytest_bfcl.report.html_records import DocsRefs
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.session.items import NODE_PREFIX, BfclCategory, BfclItem, attach_record, is_bfcl
 
@@ -28,8 +28,8 @@ class SessionPlugin:
         self.run = run
         self.settings = run.settings
         self.baseline = baseline
-        self.functions_sent: set[str] = set()  # function-doc keys this process already attached
-        self.function_keys = FunctionKeys()
+        worker = getattr(config, "workerinput", {}).get("workerid")
+        self.docs_refs = DocsRefs(str(worker or "main"))  # function docs this process sent
         self.freezer = FreezeAsItGrows()
 
     @pytest.hookimpl(trylast=True)
@@ -65,7 +65,7 @@ class SessionPlugin:
         report = yield
         if isinstance(item, BfclItem):
             if self.settings.html_path is not None:
-                attach_record(item, report, self.functions_sent, self.function_keys)
+                attach_record(item, report, self.docs_refs)
             if report.when == "teardown":  # reported: the item no longer needs them
                 item.release()
         return report

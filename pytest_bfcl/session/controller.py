@@ -27,7 +27,9 @@ from pytest_bfcl.report.finish import (
     finish_run,
 )
 from pytest_bfcl.report.gate import GateResult
+from pytest_bfcl.report.html_builder import HtmlBuilder, builder_wanted
 from pytest_bfcl.report.html_entries import HtmlEntries
+from pytest_bfcl.report.html_records import RecordReader
 from pytest_bfcl.report.junit_cases import TextTestcases, install_text_testcases
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.scores import ScoreBoard, Scores
@@ -39,6 +41,7 @@ from pytest_bfcl.session.common import (
     SessionPlugin,
     at_line_start,
     leave_bfcl_failures_out_of_sections,
+    owns_process,
 )
 from pytest_bfcl.session.handoff import REPLICAS_OUTPUT
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem, is_bfcl
@@ -60,7 +63,13 @@ class ControllerPlugin(SessionPlugin):
         self.failures: list[FailureNote] = []
         self.explanations: dict[str, str] = dict.fromkeys(self.settings.explain, "")
         self.progress_pending = False
-        self.html_entries = HtmlEntries()  # entry records for the HTML report
+        # the HTML report's entries: rendered by a builder process, or here
+        self.html_entries: HtmlEntries | HtmlBuilder = HtmlEntries()
+        self.html_records: RecordReader | HtmlBuilder = RecordReader(self.html_entries)
+        if self.settings.html_path is not None and owns_process(config) and builder_wanted():
+            builder = HtmlBuilder.start()
+            if builder is not None:
+                self.html_entries = self.html_records = builder
         self.junit_cases: TextTestcases | None = None  # BFCL testcases of the junit file
         self.worker_replicas: list[list[dict[str, Any]]] = []  # from each xdist worker
         # An xdist controller's progress: the entries its workers reported (set once they
@@ -152,11 +161,8 @@ class ControllerPlugin(SessionPlugin):
             self._report_progress()
         record = getattr(report, "bfcl_record", None)
         if record is not None:
-            self.html_entries.add(record)
-            self.html_entries.add_functions(getattr(report, "bfcl_functions", None) or {})
-            # Kept in the HTML entries now; pytest keeps every report to the end.
-            del report.bfcl_record
-            report.__dict__.pop("bfcl_functions", None)
+            self.html_records.add(record)
+            del report.bfcl_record  # pytest keeps every report to the end
         if not report.nodeid.startswith(f"{NODE_PREFIX}/"):
             self.other_failures += int(report.failed)
             return
@@ -208,7 +214,11 @@ class ControllerPlugin(SessionPlugin):
         """Runs after junitxml wrote its file and before the terminal summary."""
         self.run.finalize_results()
         self.usage = self._usage()
-        self.finished = finish_run(self._outcome())
+        try:
+            self.finished = finish_run(self._outcome())
+        finally:
+            if isinstance(self.html_entries, HtmlBuilder):
+                self.html_entries.close()
         self.scores, self.gate = self.finished.scores, self.finished.gate
         self.incomplete = self.finished.incomplete
         self._set_exit_status(session)

@@ -19,8 +19,8 @@ from pytest_bfcl.models.base import Generation, Sampled
 from pytest_bfcl.perf import paused_gc
 from pytest_bfcl.redact import redact_text
 from pytest_bfcl.report.baseline import Baseline
-from pytest_bfcl.report.entries import FunctionKeys, Outcome, bounded, record_fields
-from pytest_bfcl.report.html_entries import parts_of
+from pytest_bfcl.report.entries import Outcome, bounded, record_facts
+from pytest_bfcl.report.html_records import DocsRefs, encode_record
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.render import explain_failure
 from pytest_bfcl.run.engine import BfclRun, Skip
@@ -304,23 +304,17 @@ def first_failed_sample(verdict: Verdict) -> int | None:
     return int(number) - 1 if number.isdigit() else None
 
 
-def attach_record(
-    item: BfclItem, report: pytest.TestReport, sent: set[str], keys: FunctionKeys
-) -> None:
+def attach_record(item: BfclItem, report: pytest.TestReport, docs_refs: DocsRefs) -> None:
     """Put the entry's record on the report that settles its outcome (a failed or skipped
-    setup, else the call), in the form the HTML report writes (:func:`html_parts`)."""
+    setup, else the call), packed for the page's builder (:mod:`.html_records`)."""
     outcome = outcome_of(report)
     if outcome is None:
         return
     entry = item.run.entry(item.entry_id)
-    # The docs as the data has them, read only (only serialised from here on): no copy.
+    # The docs as the data has them, read only (only packed from here on): no copy.
     sources = entry.source_function
     if sources is None:
         sources = entry.function_sources()
-    key, docs_json = keys.key_and_json(sources)
-    if key not in sent:
-        sent.add(key)
-        report.bfcl_functions = {key: docs_json}  # type: ignore[attr-defined]
     message = None
     if outcome in ("error", "skipped") and report.longrepr is not None:
         message = _longrepr_line(report)
@@ -331,17 +325,16 @@ def attach_record(
             if item._verdict is not None
             else generation.generations[0]
         )
-    fields = record_fields(
+    facts = record_facts(
         entry=entry,
         outcome=outcome,
         verdict=item._verdict,
         generation=generation,
         baseline_valid=item.baseline_valid,
         message=message,
-        functions_key_=key,
         known_error=item.run.known_error_note(item.entry_id),
     )
-    report.bfcl_record = parts_of(fields)  # type: ignore[attr-defined]
+    report.bfcl_record = encode_record(facts, *docs_refs.ref(sources))  # type: ignore[attr-defined]
 
 
 def outcome_of(report: pytest.TestReport) -> Outcome | None:

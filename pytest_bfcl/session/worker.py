@@ -46,7 +46,6 @@ class WorkerPlugin(SessionPlugin):
         """The entry's HTML record has gone to the controller with its report; pytest keeps
         the report here to the end, so the record leaves it."""
         report.__dict__.pop("bfcl_record", None)
-        report.__dict__.pop("bfcl_functions", None)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

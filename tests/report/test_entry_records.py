@@ -150,15 +150,17 @@ def test_bounded_renders_any_value_as_the_piecewise_renderer_does(limit):
         assert bounded(value, limit) == _bounded_pieces(value, limit), value
 
 
-def test_function_keys_cached_per_doc_are_the_plain_keys():
-    from pytest_bfcl.report.entries import FunctionKeys
+def test_docs_are_named_once_per_list_of_doc_objects():
+    from pytest_bfcl.report.html_records import DocsRefs
 
     shared = [{"name": f"f{i}", "description": "é\ud800", "parameters": {"b": 1, "a": [i]}}
               for i in range(4)]  # fmt: skip
-    lists = [shared, shared[:2], [shared[3], shared[0]], [], [{"name": "g"}], list(shared)]
-    keys = FunctionKeys()
-    assert [keys.key(docs) for docs in lists] == [functions_key(docs) for docs in lists]
-    assert keys.key(shared) == keys.key(list(shared)) != keys.key(shared[:2])
+    refs = DocsRefs("gw1")
+    first = refs.ref(shared)
+    assert first == ("gw1:0", shared)
+    assert refs.ref(list(shared)) == ("gw1:0", None)  # the same doc objects: named, not sent
+    assert refs.ref(shared[:2]) == ("gw1:1", shared[:2])
+    assert functions_key(shared) == functions_key(json.loads(json.dumps(shared)))
 
 
 def test_a_records_html_parts_without_a_model_are_those_of_the_model():

@@ -1,0 +1,83 @@
+"""An entry's HTML record on its way from the process that ran the entry to the one that writes
+the page: its facts (:func:`~pytest_bfcl.report.entries.record_facts`) packed with
+:mod:`marshal`, which copies the values as they are at C speed (shared parts once), so that
+rendering them (bounding every text, JSON, keys of the function docs) happens where the page
+is built: on the controller, or in a process of its own (:mod:`.html_builder`).
+
+A record whose facts hold a value :mod:`marshal` refuses (an object of another type, nesting
+past its limit) is rendered where it finished instead and travels as its fields. Function docs
+travel once per distinct list of doc objects per sending process: later records name them.
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Sequence
+from typing import Any
+
+from pytest_bfcl.report.entries import (
+    fields_from_facts,
+    functions_json,
+    functions_key_of_json,
+)
+from pytest_bfcl.report.html_entries import HtmlEntries, parts_of
+
+# marshal's format version: the newest, which writes shared objects once.
+_VERSION = 4
+
+
+class DocsRefs:
+    """Names for the function-doc lists one process sends: ``sender:n``, once per distinct list
+    of doc objects (multi-turn entries of one backend share theirs). The lists are kept, so
+    the object ids in the keys are not reused by other objects."""
+
+    def __init__(self, sender: str) -> None:
+        self.sender = sender
+        self._refs: dict[tuple[int, ...], tuple[str, Sequence[Any]]] = {}
+
+    def ref(self, docs: Sequence[Any]) -> tuple[str, Sequence[Any] | None]:
+        """(the docs' name, the docs when this is the first time they are named)."""
+        ids = tuple(map(id, docs))
+        known = self._refs.get(ids)
+        if known is not None:
+            return known[0], None
+        name = f"{self.sender}:{len(self._refs)}"
+        self._refs[ids] = (name, docs)
+        return name, docs
+
+
+def encode_record(facts: tuple[Any, ...], docs_ref: str, docs: Sequence[Any] | None) -> bytes:
+    """An entry's record as it travels: its facts, or its rendered fields when marshal
+    refuses a fact, with its docs (the first time they are named) as they are or as JSON."""
+    listed = None if docs is None else list(docs)
+    try:
+        return marshal.dumps(("facts", facts, docs_ref, listed), _VERSION)
+    except ValueError:
+        pass
+    try:
+        marshal.dumps(listed, _VERSION)
+    except ValueError:
+        listed = functions_json(docs or [])  # type: ignore[assignment]
+    try:
+        return marshal.dumps(("facts", facts, docs_ref, listed), _VERSION)
+    except ValueError:
+        fields = fields_from_facts(facts, None)
+        return marshal.dumps(("fields", fields, docs_ref, listed), _VERSION)
+
+
+class RecordReader:
+    """Records as they arrive, rendered into the page's entries (:class:`HtmlEntries`)."""
+
+    def __init__(self, entries: HtmlEntries) -> None:
+        self.entries = entries
+        self._keys: dict[str, str] = {}  # docs name -> key in the page's function table
+
+    def add(self, record: bytes) -> None:
+        kind, body, docs_ref, docs = marshal.loads(record)
+        if docs is not None:
+            text = docs if isinstance(docs, str) else functions_json(docs)
+            self._keys[docs_ref] = functions_key_of_json(text)
+            self.entries.add_functions({self._keys[docs_ref]: text})
+        key = self._keys.get(docs_ref)
+        fields = fields_from_facts(body, key) if kind == "facts" else {**body, "functions_key": key}
+        self.entries.add(parts_of(fields))

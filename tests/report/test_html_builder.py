@@ -1,0 +1,184 @@
+"""Entry records packed where the entry finished and rendered where the page is built, in the
+session or in a builder process of its own (pytest_bfcl/report/html_records.py,
+html_builder.py): the page's data is the same either way, hostile values included, and a
+builder that dies makes the HTML report "not written" without losing anything else."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from pytest_bfcl.report.entries import (
+    fields_from_facts,
+    functions_json,
+    functions_key,
+    record_facts,
+)
+from pytest_bfcl.report.html import read_script_element
+from pytest_bfcl.report.html_builder import HtmlBuilder, HtmlBuilderError
+from pytest_bfcl.report.html_entries import HtmlEntries, parts_of, script_safe
+from pytest_bfcl.report.html_records import DocsRefs, RecordReader, encode_record
+
+
+class _Entry:
+    id = "simple_python_7"
+    category = "simple_python"
+    question = [[{"role": "user", "content": "What is 2 + 2?"}]]
+
+
+class _OddText(str):
+    """A str subclass: marshal refuses it."""
+
+
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+DOCS = [{"name": "add", "description": "adds é\ud800", "parameters": {"b": 1, "a": [2]}}]
+
+
+def _facts(decoded: Any, result: Any = "[add(a=2, b=2)]") -> tuple[Any, ...]:
+    """An entry's facts as a run takes them, with values as a decoder may leave them (a
+    verdict holds them as they are: stand-ins for the models here)."""
+    verdict = SimpleNamespace(valid=False, error_type="x:y", errors=["bad", {"k": [1, 2.5]}],
+                              decoded=decoded, expected=[{"add": {"a": [2]}}],
+                              report=["turn 0"], passes=None, samples=None)  # fmt: skip
+    generation = SimpleNamespace(result=result, reasoning=None, latency=0.5, input_tokens=3,
+                                 output_tokens=4, details={"inference_log": [{"q": "x"}]})  # fmt: skip
+    return record_facts(entry=_Entry, outcome="failed", verdict=verdict, generation=generation,
+                        baseline_valid=True, message=None, known_error=None)  # fmt: skip
+
+
+SHARED = [[0] * 1000] * 1000  # a million elements once expanded, a thousand stored
+VALUES = {
+    "plain": [{"add": {"a": 2, "b": 2}}],
+    "shared": SHARED,
+    "nan-and-huge-int": [float("nan"), 10**5000, {1, 2}, (3, 4)],
+    "odd-type": [_OddText("looks like text")],  # marshal refuses: rendered where it finished
+    "too-deep": _nested(5000),  # deeper than marshal goes: rendered where it finished
+}
+
+
+@pytest.mark.parametrize("decoded", list(VALUES.values()), ids=list(VALUES))
+def test_a_packed_record_renders_as_the_record_does(decoded):
+    facts = _facts(decoded)
+    refs = DocsRefs("main")
+    entries = HtmlEntries()
+    RecordReader(entries).add(encode_record(facts, *refs.ref(DOCS)))
+    expected = parts_of(fields_from_facts(facts, functions_key(DOCS)))
+    assert entries.rows == [expected["index"]]
+    assert entries.details() == (script_safe(expected["details"]), False)
+
+
+def test_docs_travel_once_and_unmarshallable_docs_as_json():
+    refs = DocsRefs("gw0")
+    entries = HtmlEntries()
+    reader = RecordReader(entries)
+    odd_docs = [{"name": _OddText("f")}]
+    for docs in (DOCS, DOCS, odd_docs):
+        reader.add(encode_record(_facts(None), *refs.ref(docs)))
+    data, _ = entries.data({})
+    table = json.loads(data)["functions"]
+    assert table == {functions_key(DOCS): DOCS, functions_key(odd_docs): [{"name": "f"}]}
+    keys = [json.loads(row).get("functions_key") for row in entries.rows]
+    assert keys == [None, None, None]  # the key is a detail, not an index field
+    details = [json.loads(line) for line in entries.details()[0].split("\n")]
+    assert [d["functions_key"] for d in details] == [functions_key(DOCS)] * 2 + [
+        functions_key(odd_docs)
+    ]
+    assert script_safe(functions_json(DOCS)) in data  # encoded once, escaped for the page
+
+
+def _records(count: int) -> list[bytes]:
+    refs = DocsRefs("main")
+    return [encode_record(_facts(value), *refs.ref(DOCS))
+            for value in (list(VALUES.values()) * count)[:count]]  # fmt: skip
+
+
+def test_the_builder_process_builds_the_same_page_data():
+    records = _records(200)
+    here = HtmlEntries()
+    reader = RecordReader(here)
+    for record in records:
+        reader.add(record)
+    builder = HtmlBuilder.start()
+    assert builder is not None
+    try:
+        for record in records:
+            builder.add(record)
+        rest = {"categories": ["simple_python"], "gated": False}
+        assert len(builder) == len(here) == 200
+        assert builder.categories == here.categories == {"simple_python"}
+        assert builder.data(rest) == here.data(rest)
+        assert builder.details() == here.details()
+    finally:
+        builder.close()
+
+
+def test_a_builder_that_dies_says_so_and_why():
+    builder = HtmlBuilder.start()
+    assert builder is not None
+    try:
+        os.kill(builder._process.pid, signal.SIGKILL)
+        for record in _records(50):
+            builder.add(record)  # accepted: the pipe's writer finds out
+        with pytest.raises(HtmlBuilderError, match=r"builder process ended .*exit status -9"):
+            len(builder)
+        with pytest.raises(OSError):  # written by write_reports as "not written"
+            builder.data({})
+    finally:
+        builder.close()
+
+
+def test_a_session_with_a_builder_writes_the_page_a_session_alone_writes(
+    pytester, data_source, tmp_path, monkeypatch
+):
+    """Whole runs (pytest's own command line, so the builder is used), with and without."""
+    pages = {}
+    for switch in ("1", "0"):
+        page = tmp_path / f"page-{switch}.html"
+        monkeypatch.setenv("PYTEST_BFCL_HTML_BUILDER", switch)
+        result = pytester.runpytest_subprocess(
+            f"--bfcl-data={data_source.data_dir}", "--bfcl-model=oracle:fail=0.3,seed=5",
+            "--bfcl-category=simple_python,multi_turn_base", "-p", "no:cacheprovider",
+            f"--bfcl-html={page}", "-k", "simple_python_1 or multi_turn_base_1",
+        )  # fmt: skip
+        assert result.ret in (0, 1), result.stdout.str()[-2000:]
+        pages[switch] = page.read_text("utf-8")
+    for element in ("bfcl-data", "bfcl-details"):
+        assert read_script_element(pages["1"], element) == read_script_element(pages["0"], element)
+    assert len(json.loads(read_script_element(pages["1"], "bfcl-data"))["records"]) > 100
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="signals")
+def test_a_killed_builder_leaves_every_other_file_written(pytester, data_source, tmp_path):
+    pytester.makeconftest(
+        "import os, signal\n"
+        "import pytest\n"
+        "@pytest.hookimpl(trylast=True)\n"
+        "def pytest_collection_finish(session):\n"
+        "    plugin = session.config.pluginmanager.get_plugin('bfcl-session')\n"
+        "    builder = getattr(plugin, 'html_records', None)\n"
+        "    process = getattr(builder, '_process', None)\n"
+        "    if process is not None:\n"
+        "        os.kill(process.pid, signal.SIGKILL)\n"
+    )
+    page, report = tmp_path / "page.html", tmp_path / "report.json"
+    result = pytester.runpytest_subprocess(
+        f"--bfcl-data={data_source.data_dir}", "--bfcl-model=oracle",
+        "--bfcl-category=simple_python", "-p", "no:cacheprovider",
+        f"--bfcl-html={page}", f"--bfcl-report={report}",
+    )  # fmt: skip
+    text = result.stdout.str()
+    assert result.ret == 0, text[-2000:]
+    assert not page.exists() and report.is_file()
+    assert "BFCL files not written" in text and "builder process ended" in text
