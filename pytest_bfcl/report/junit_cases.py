@@ -54,11 +54,10 @@ _MODULE_HELPERS = (
 )
 
 
-def install_text_testcases(
-    config: pytest.Config, is_ours: Callable[[Any], bool]
-) -> TextTestcases | None:
+def install_text_testcases(config: pytest.Config, prefix: str) -> TextTestcases | None:
     """Have pytest's junit writer (when ``--junitxml`` is given) leave the testcases of the
-    reports ``is_ours`` picks to a :class:`TextTestcases`; None when it keeps them all."""
+    items whose node ids begin with ``prefix`` to a :class:`TextTestcases`; None when it
+    keeps them all."""
     if config.pluginmanager.is_blocked(PLUGIN_NAME):
         return None
     try:
@@ -73,7 +72,7 @@ def install_text_testcases(
     if xml.logging != "no" or xml.family not in junitxml.families:
         return None  # captured output goes into testcases: pytest's writer does that
     base: Any = type(xml)
-    cases = TextTestcases(xml, junitxml, is_ours, base.pytest_runtest_logreport)
+    cases = TextTestcases(xml, junitxml, prefix, base.pytest_runtest_logreport)
     config.pluginmanager.unregister(xml)
     xml.__class__ = _with_text_testcases(base)
     setattr(xml, "bfcl_text_cases", cases)  # noqa: B010  (an attribute its class lacks)
@@ -103,27 +102,24 @@ def _with_text_testcases(base: Any) -> type:
     )
 
 
-class _Placeholder:
-    """Where a text testcase goes among pytest's testcases: pytest writes it as an empty
-    element of a tag no file holds otherwise."""
+class _Case:
+    """One BFCL item's testcase while its reports arrive. It stands in pytest's list of
+    testcases where the testcase goes: pytest writes it as an empty element of a tag no file
+    holds otherwise, which the text replaces."""
+
+    __slots__ = ("child", "duration", "longreprs", "reports", "stats", "tag", "text")
 
     def __init__(self, tag: str) -> None:
         self.tag = tag
-
-    def to_xml(self) -> ET.Element:
-        return ET.Element(self.tag)
-
-
-class _Case:
-    __slots__ = ("child", "duration", "longreprs", "placeholder", "reports", "stats")
-
-    def __init__(self, placeholder: _Placeholder) -> None:
-        self.placeholder = placeholder
         self.reports: list[pytest.TestReport] = []
         self.longreprs: list[Any] = []  # as each report arrived (others may shorten them)
         self.duration = 0.0
         self.child = ""  # the failure or skipped element's text
         self.stats: list[str] = []  # pytest's counters this testcase raised
+        self.text: str | None = None  # the testcase, once the item's teardown is reported
+
+    def to_xml(self) -> ET.Element:
+        return ET.Element(self.tag)
 
 
 class TextTestcases:
@@ -133,7 +129,7 @@ class TextTestcases:
         self,
         xml: Any,
         junitxml: ModuleType,
-        is_ours: Callable[[Any], bool],
+        prefix: str,
         pytest_logreport: Callable[[Any, Any], None],
     ) -> None:
         self.xml = xml
@@ -144,11 +140,12 @@ class TextTestcases:
         self._allowed: list[str] | None = (
             None if xml.family == "xunit1" else list(junitxml.families[xml.family]["testcase"])
         )
-        self._is_ours = is_ours
+        self._prefix = prefix
+        self._all_durations = xml.report_duration == "total"
         self._pytest_logreport = pytest_logreport
         self._tag = f"bfcl-testcase-{secrets.token_hex(8)}"
         self._open: dict[tuple[str, Any], _Case] = {}
-        self._texts: dict[int, str] = {}  # by id() of the placeholder still in pytest's list
+        self._finished = 0
         self.written = 0
         self.not_written: str | None = None  # why the testcases could not be put in the file
 
@@ -156,26 +153,28 @@ class TextTestcases:
 
     def take(self, report: pytest.TestReport) -> bool:
         """Whether this report is written here (otherwise pytest's writer takes it)."""
-        if not self._is_ours(report):
+        nodeid = report.nodeid
+        if not nodeid.startswith(self._prefix):
             return False
-        key = (report.nodeid, getattr(report, "node", None))
+        key = (nodeid, getattr(report, "node", None))
         case = self._open.get(key)
         if case is None:
             # pytest's writer keys its testcases by the report's structured id where it has one
-            begun = (getattr(report, "id", report.nodeid), key[1]) in self.xml.node_reporters
+            begun = (getattr(report, "id", nodeid), key[1]) in self.xml.node_reporters
             if not (report.when == "setup" and report.passed) or begun:
                 return False  # not a shape written here, or a testcase a fixture began
-            case = _Case(_Placeholder(self._tag))
+            case = _Case(self._tag)
             self._open[key] = case
-            self.xml.node_reporters_ordered.append(case.placeholder)
+            self.xml.node_reporters_ordered.append(case)
         case.reports.append(report)
         case.longreprs.append(report.longrepr)
-        if self.xml.report_duration in ("total", report.when):
+        when = report.when
+        if self._all_durations or when == "call":
             case.duration += getattr(report, "duration", 0.0)
-        if report.when == "call":
+        if when == "call":
             if not self._add_call(case, report):
                 self._hand_over(key, case)
-        elif report.when == "teardown":
+        elif when == "teardown":
             del self._open[key]
             if report.passed and len(case.reports) == 3:
                 self._finish(case, report)
@@ -211,14 +210,15 @@ class TextTestcases:
     def _finish(self, case: _Case, teardown: pytest.TestReport) -> None:
         for name in case.stats:
             self.xml.add_stats(name)
-        self._texts[id(case.placeholder)] = self._testcase(case, teardown)
+        case.text = self._testcase(case, teardown)
+        self._finished += 1
 
     def _hand_over(self, key: tuple[str, Any], case: _Case, still_open: bool = True) -> None:
         """Give what this testcase had so far to pytest's writer, at the testcase's place."""
         if still_open:
             del self._open[key]
         ordered = self.xml.node_reporters_ordered
-        place = ordered.index(case.placeholder)
+        place = ordered.index(case)
         del ordered[place]
         first_new = len(ordered)
         for report, longrepr in zip(case.reports, case.longreprs, strict=True):
@@ -242,7 +242,7 @@ class TextTestcases:
     def after_write(self) -> None:
         """Put the testcases where pytest's file has their markers. A file they cannot be
         put in is removed (it would lack them) and the reason kept for the closing part."""
-        if not self._texts:
+        if not self._finished:
             return
         path = Path(self.xml.logfile)
         try:
@@ -258,9 +258,9 @@ class TextTestcases:
         marker = f"<{self._tag} />"
         pieces = text.split(marker)
         texts = [
-            self._texts[id(p)]
-            for p in self.xml.node_reporters_ordered
-            if isinstance(p, _Placeholder) and id(p) in self._texts
+            case.text
+            for case in self.xml.node_reporters_ordered
+            if isinstance(case, _Case) and case.text is not None
         ]
         if len(pieces) != len(texts) + 1:
             return f"{len(texts)} BFCL testcases, {len(pieces) - 1} places for them in the file"

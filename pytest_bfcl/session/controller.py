@@ -84,7 +84,7 @@ class ControllerPlugin(SessionPlugin):
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """Before anything is generated (and before xdist starts its workers): set-up problems
         end the session with one line, and the score board learns what the run must score."""
-        self.junit_cases = install_text_testcases(self.config, is_bfcl)
+        self.junit_cases = install_text_testcases(self.config, f"{NODE_PREFIX}/")
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if self.config.option.collectonly:
             return
