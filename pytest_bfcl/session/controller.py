@@ -45,6 +45,7 @@ from pytest_bfcl.session.common import (
 )
 from pytest_bfcl.session.handoff import REPLICAS_OUTPUT
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem, is_bfcl
+from pytest_bfcl.session.transport import unpack_report
 
 
 class ControllerPlugin(SessionPlugin):
@@ -142,6 +143,11 @@ class ControllerPlugin(SessionPlugin):
             reporter.line(self.reported.line(self.total_items))
         else:  # this process's generation jobs: one per entry and sample
             reporter.line(self.run.progress.line(self.total_items * self.settings.samples))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_from_serializable(self, data: dict[str, Any]) -> pytest.TestReport | None:
+        """A BFCL item's report from an xdist worker, packed (:mod:`.transport`)."""
+        return unpack_report(data)
 
     @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:

@@ -14,7 +14,8 @@ from pytest_bfcl.report.baseline import Baseline
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.session.common import SessionPlugin, leave_bfcl_failures_out_of_sections
 from pytest_bfcl.session.handoff import REPLICAS_OUTPUT
-from pytest_bfcl.session.items import BfclItem
+from pytest_bfcl.session.items import NODE_PREFIX, BfclItem
+from pytest_bfcl.session.transport import pack_report
 
 
 class WorkerPlugin(SessionPlugin):
@@ -40,6 +41,11 @@ class WorkerPlugin(SessionPlugin):
         queued = self.queue_watch.new_items(self.config, item.session)
         ids = [i.entry_id for i in [item, *queued] if isinstance(i, BfclItem)]
         self.run.prefetch(ids, concurrency=max(1, self.settings.concurrency // self.workers))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_to_serializable(self, report: Any) -> dict[str, Any] | None:
+        """A BFCL item's report goes to the controller packed (:mod:`.transport`)."""
+        return pack_report(report, f"{NODE_PREFIX}/")
 
     @pytest.hookimpl(trylast=True)  # after xdist has sent the report to the controller
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -1,0 +1,83 @@
+"""BFCL items' reports travel from xdist workers packed (pytest_bfcl/session/transport.py): the
+controller rebuilds the same reports, and the junit file of a -n 2 run holds what -n 0's does."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from pytest_bfcl.session.transport import pack_report, unpack_report
+
+
+def _report(**extra) -> pytest.TestReport:
+    return pytest.TestReport(
+        nodeid="bfcl/simple_python::simple_python_3",
+        location=("bfcl/simple_python", None, "simple_python_3"),
+        keywords={"simple_python_3": 1, "bfcl": 1},
+        outcome="failed",
+        longrepr="simple_python_3 failed: wrong value é\ud800",
+        when="call",
+        sections=[("Captured stdout call", "hello")],
+        duration=0.25,
+        start=1.0,
+        stop=1.25,
+        user_properties=[("bfcl_valid", "false"), ("bfcl_reason", "x")],
+        **extra,
+    )
+
+
+def test_a_packed_report_comes_back_whole():
+    report = _report(bfcl_record=b"\x00packed facts")
+    data = pack_report(report, "bfcl/")
+    assert data is not None and set(data) == {"$report_type", "bfcl_packed"}
+    data.update(item_index=7, worker_id="gw1")  # what xdist adds on the way
+    back = unpack_report(data)
+    assert isinstance(back, pytest.TestReport)
+    # what pytest's own hooks rebuild from the dict xdist would have sent
+    usual = {**report._to_json(), "$report_type": "TestReport", "item_index": 7, "worker_id": "gw1"}
+    assert back._to_json() == pytest.TestReport._from_json(usual)._to_json()
+    assert back.bfcl_record == b"\x00packed facts"
+
+
+def test_other_reports_travel_the_usual_way():
+    assert pack_report(_report(), "other/") is None  # not a BFCL item
+    odd = _report()
+    odd.user_properties.append(("owner", object()))  # a value marshal refuses
+    assert pack_report(odd, "bfcl/") is None
+    assert unpack_report({"$report_type": "TestReport", "nodeid": "x"}) is None
+
+
+def _testcases(path) -> list[tuple[str, str, str]]:
+    """(name, properties, child elements) of each testcase, in name order."""
+    cases = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        props = ";".join(f"{p.get('name')}={p.get('value')}" for p in case.iter("property"))
+        children = ";".join(
+            f"{c.tag}:{c.get('message')}:{re.sub(r'0x[0-9a-f]+', '0x', c.text or '')}"
+            for c in case
+            if c.tag != "properties"
+        )
+        cases.append((case.get("name") or "", props, children))
+    return sorted(cases)
+
+
+def test_an_xdist_run_writes_the_junit_file_one_process_writes(pytester, data_source, tmp_path):
+    files = []
+    for workers in ("0", "2"):
+        junit = tmp_path / f"junit-{workers}.xml"
+        result = pytester.runpytest_subprocess(
+            f"--bfcl-data={data_source.data_dir}", "--bfcl-model=oracle:fail=0.3,seed=4",
+            "--bfcl-category=simple_python,multi_turn_base", "-p", "no:cacheprovider",
+            "-n", workers, f"--junitxml={junit}", "-k", "simple_python_1 or multi_turn_base_1",
+        )  # fmt: skip
+        assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-2000:]
+        files.append(junit)
+    one, two = (_testcases(path) for path in files)
+    assert len(one) > 100 and any("failure" in children for _, _, children in one)
+    # latencies are measured per run: compare everything else
+    strip = re.compile(r"bfcl_latency=[^;]*;?")
+    assert [(n, strip.sub("", p), c) for n, p, c in one] == [
+        (n, strip.sub("", p), c) for n, p, c in two
+    ]
