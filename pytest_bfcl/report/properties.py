@@ -51,18 +51,18 @@ class ItemProperties:
 
     @classmethod
     def from_pairs(cls, pairs: list[tuple[str, Any]]) -> ItemProperties:
-        known = {f.name: f for f in fields(cls)}
+        # Read for every report a controller gets: a lookup per pair, nothing built per call.
         values: dict[str, Any] = {}
         for key, value in pairs:
-            name = key.removeprefix(PREFIX)
-            if not key.startswith(PREFIX) or name not in known:
-                continue
-            values[name] = _parse(name, value)
+            name = _NAMES.get(key)
+            if name is not None:
+                values[name] = _parse(name, value)
         return cls(**values)
 
 
 _FIELD_NAMES = tuple(f.name for f in fields(ItemProperties))
 _KEYS = {name: PREFIX + name for name in _FIELD_NAMES}
+_NAMES = {key: name for name, key in _KEYS.items()}
 _BOOLEANS = {"baseline_valid", "valid", "excluded"}
 _TEXTS = {"id", "category", "error_type", "reason", "skipped", "known_error"}
 
