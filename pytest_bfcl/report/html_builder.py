@@ -20,6 +20,7 @@ from __future__ import annotations
 import marshal
 import os
 import queue
+import signal
 import struct
 import subprocess
 import sys
@@ -35,6 +36,22 @@ _RECORDS, _FINISH, _PAGE = 1, 2, 3
 # Bytes of records gathered before they are written to the pipe in one call.
 _BATCH = 1 << 18
 ENV_SWITCH = "PYTEST_BFCL_HTML_BUILDER"  # "0": render records in the session
+
+# The builder's start: the session's own import path (not the working directory's first, as
+# ``-m`` would have it: a stale copy of the package there, or one only the session's path
+# reaches, would build another page or none), Ctrl-C left to the session, then the loop.
+_BOOTSTRAP = (
+    "import signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "sys.path[:] = sys.argv[1:]; "
+    "from pytest_bfcl.report.html_builder import main; sys.exit(main())"
+)
+
+
+def _import_path() -> list[str]:
+    """The builder's ``sys.path``: the session's, behind the folder this package was loaded
+    from (which a relative entry like ``''`` might no longer lead to)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return [root, *(p for p in sys.path if isinstance(p, str))]
 
 
 class HtmlBuilderError(OSError):
@@ -77,10 +94,13 @@ class HtmlBuilder:
         stderr = tempfile.TemporaryFile()  # noqa: SIM115  (kept open for the process's life)
         try:
             process = subprocess.Popen(
-                [sys.executable, "-m", "pytest_bfcl.report.html_builder"],
+                [sys.executable, "-c", _BOOTSTRAP, *_import_path()],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
+                # Out of the terminal's process group: Ctrl-C interrupts the session, which
+                # still asks the builder for the page of what ran.
+                start_new_session=os.name == "posix",
             )
         except OSError:
             stderr.close()
@@ -226,5 +246,10 @@ def serve(source: IO[bytes], answers: IO[bytes]) -> int:
     return 0  # the session ended without a page (interrupted): nothing to write
 
 
+def main() -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the session's to handle
+    return serve(sys.stdin.buffer, sys.stdout.buffer)
+
+
 if __name__ == "__main__":
-    sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer))
+    sys.exit(main())

@@ -8,9 +8,10 @@ writes the same testcase text itself, once, when the item's teardown is reported
 writes the file (suite, counts, every other test, session properties) and leaves a marker
 element where each of these testcases goes, which is replaced by its text once the file is
 written. Everything else (a skipped or failed set-up, a failed teardown, a testcase a fixture
-added attributes to) is handed to pytest's writer as it would have been; so is everything when
-captured output goes into the file (``junit_logging``), when pytest's writer is not of the
-shape this knows (another pytest version), or with ``-p no:bfcl_junit``.
+added attributes to, at set-up or later) is handed to pytest's writer as it would have been; so
+is everything when captured output goes into the file (``junit_logging``), when the path is
+no regular file to read back (``/dev/null``, ``/dev/stdout``, a pipe), when pytest's writer
+is not of the shape this knows (another pytest version), or with ``-p no:bfcl_junit``.
 
 The content is pytest's: names, properties and messages are made with pytest's own helpers
 (``mangle_test_address``, ``bin_xml_escape``, ``shorten_message``), and the tests compare the
@@ -20,8 +21,10 @@ file with the one pytest writes alone.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import secrets
+import stat
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -71,6 +74,8 @@ def install_text_testcases(config: pytest.Config, prefix: str) -> TextTestcases 
         return None
     if xml.logging != "no" or xml.family not in junitxml.families:
         return None  # captured output goes into testcases: pytest's writer does that
+    if not _regular_or_absent(xml.logfile):
+        return None  # /dev/stdout, /dev/null, a pipe: what pytest writes cannot be read back
     base: Any = type(xml)
     cases = TextTestcases(xml, junitxml, prefix, base.pytest_runtest_logreport)
     config.pluginmanager.unregister(xml)
@@ -78,6 +83,17 @@ def install_text_testcases(config: pytest.Config, prefix: str) -> TextTestcases 
     setattr(xml, "bfcl_text_cases", cases)  # noqa: B010  (an attribute its class lacks)
     config.pluginmanager.register(xml)
     return cases
+
+
+def _regular_or_absent(logfile: str) -> bool:
+    """Whether the junit path is a regular file (through any links) or not there yet (pytest
+    makes it one): the only kind the testcases can be spliced into after pytest wrote it."""
+    try:
+        return stat.S_ISREG(os.stat(logfile).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def _with_text_testcases(base: Any) -> type:
@@ -176,7 +192,8 @@ class TextTestcases:
                 self._hand_over(key, case)
         elif when == "teardown":
             del self._open[key]
-            if report.passed and len(case.reports) == 3:
+            begun = (getattr(report, "id", nodeid), key[1]) in self.xml.node_reporters
+            if report.passed and len(case.reports) == 3 and not begun:
                 self._finish(case, report)
             else:
                 self._hand_over(key, case, still_open=False)
@@ -220,7 +237,15 @@ class TextTestcases:
         ordered = self.xml.node_reporters_ordered
         place = ordered.index(case)
         del ordered[place]
+        # A testcase pytest's writer began meanwhile (an attribute recorded after set-up) is
+        # the one it goes on with: it moves to the testcase's place too.
+        report = case.reports[0]
+        begun = self.xml.node_reporters.get((getattr(report, "id", report.nodeid), key[1]))
+        if begun is not None and begun in ordered:
+            ordered.remove(begun)
         first_new = len(ordered)
+        if begun is not None:
+            ordered.append(begun)
         for report, longrepr in zip(case.reports, case.longreprs, strict=True):
             now, report.longrepr = report.longrepr, longrepr
             try:
@@ -244,7 +269,11 @@ class TextTestcases:
         put in is removed (it would lack them) and the reason kept for the closing part."""
         if not self._finished:
             return
-        path = Path(self.xml.logfile)
+        # the file itself where the path is a link to it (the link stays a link)
+        path = Path(os.path.realpath(self.xml.logfile))
+        if not path.is_file():
+            self.not_written = "not a regular file"  # nothing of it is removed
+            return
         try:
             self.not_written = self._splice(path)
         except OSError as exc:
@@ -268,8 +297,13 @@ class TextTestcases:
         for case_text, piece in zip(texts, pieces[1:], strict=True):
             merged += (case_text, piece)
         tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text("".join(merged), "utf-8")
-        tmp.replace(path)
+        try:
+            tmp.write_text("".join(merged), "utf-8")
+            tmp.replace(path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()  # a disk that filled up keeps no half-written copy
+            raise
         self.written = len(texts)
         return None
 

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import sys
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -182,3 +183,53 @@ def test_a_killed_builder_leaves_every_other_file_written(pytester, data_source,
     assert result.ret == 0, text[-2000:]
     assert not page.exists() and report.is_file()
     assert "BFCL files not written" in text and "builder process ended" in text
+
+
+def _ignores_sigint(pid: int) -> bool:
+    with open(f"/proc/{pid}/status") as fh:
+        mask = next(int(line.split()[1], 16) for line in fh if line.startswith("SigIgn:"))
+    return bool(mask & (1 << (signal.SIGINT - 1)))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals, /proc")
+def test_ctrl_c_is_the_sessions_the_builder_still_builds_the_page():
+    """Ctrl-C in a terminal signals the whole foreground group: the builder is outside it and
+    ignores the signal, so an interrupted session still gets the page of what ran."""
+    records = _records(20)
+    builder = HtmlBuilder.start()
+    assert builder is not None
+    try:
+        assert os.getpgid(builder._process.pid) != os.getpgid(0)
+        deadline = time.monotonic() + 30
+        while not _ignores_sigint(builder._process.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(builder._process.pid, signal.SIGINT)
+        for record in records:
+            builder.add(record)
+        assert len(builder) == 20
+        here = HtmlEntries()
+        reader = RecordReader(here)
+        for record in records:
+            reader.add(record)
+        assert builder.data({}) == here.data({})
+    finally:
+        builder.close()
+
+
+def test_the_builder_imports_the_package_the_session_runs(tmp_path, monkeypatch):
+    """A stale copy of the package in the working directory (an old checkout, say) is not
+    the builder's: it runs the code the session loaded."""
+    stale = tmp_path / "pytest_bfcl" / "report"
+    stale.mkdir(parents=True)
+    (tmp_path / "pytest_bfcl" / "__init__.py").write_text("")
+    (stale / "__init__.py").write_text("")
+    (stale / "html_builder.py").write_text("raise SystemExit('a stale copy')\n")
+    monkeypatch.chdir(tmp_path)
+    builder = HtmlBuilder.start()
+    assert builder is not None
+    try:
+        for record in _records(5):
+            builder.add(record)
+        assert len(builder) == 5
+    finally:
+        builder.close()

@@ -4,6 +4,7 @@ and every junit setting, with other tests in the same run."""
 
 from __future__ import annotations
 
+import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -151,3 +152,85 @@ def test_a_file_that_cannot_be_finished_is_removed_and_named(
     text = result.stdout.str()
     assert "BFCL files not written" in text
     assert "No space left on device" in text and "junit.xml" in text
+
+
+def _oracle_run(pytester, data_source, *args):
+    return pytester.runpytest(
+        f"--bfcl-data={data_source.data_dir}", "--bfcl-model=oracle",
+        "--bfcl-category=simple_python", "-p", "no:cacheprovider", "-k", "simple_python_1",
+        *args,
+    )  # fmt: skip
+
+
+def test_a_path_that_is_no_regular_file_is_left_to_pytest(pytester, data_source, tmp_path):
+    """``--junitxml=/dev/null`` (here through a link, so that nothing but the link could be
+    lost), /dev/stdout or a pipe: what pytest writes there cannot be read back, so pytest's
+    writer writes every testcase, and nothing is removed or reported unwritten."""
+    link = tmp_path / "junit.xml"
+    link.symlink_to(os.devnull)
+    result = _oracle_run(pytester, data_source, f"--junitxml={link}")
+    assert result.ret == pytest.ExitCode.OK
+    assert link.is_symlink() and os.path.exists(os.devnull)
+    assert "not written" not in result.stdout.str()
+
+
+def test_a_link_to_the_file_stays_a_link(pytester, data_source, tmp_path):
+    target = tmp_path / "reports" / "junit-1.xml"
+    target.parent.mkdir()
+    link = tmp_path / "junit.xml"
+    link.symlink_to(target)
+    result = _oracle_run(pytester, data_source, f"--junitxml={link}")
+    assert result.ret == pytest.ExitCode.OK
+    assert link.is_symlink()
+    text = target.read_text("utf-8")
+    assert "bfcl-testcase-" not in text and text.count("<testcase ") == 111 + 1  # + summary
+    assert [p.name for p in target.parent.iterdir()] == ["junit-1.xml"]
+
+
+def test_a_failed_splice_leaves_no_partial_copy(pytester, data_source, tmp_path, monkeypatch):
+    """The disk fills up while the testcases go in: no half-written temporary file stays."""
+    real_replace = Path.replace
+
+    def full_disk(self, target):
+        if self.name.endswith(".tmp"):
+            raise OSError(28, "No space left on device")
+        return real_replace(self, target)
+
+    monkeypatch.setattr(Path, "replace", full_disk)
+    junit = tmp_path / "junit.xml"
+    result = _oracle_run(pytester, data_source, f"--junitxml={junit}")
+    assert "No space left on device" in result.stdout.str()
+    assert list(tmp_path.iterdir()) == []
+
+
+LATE_ATTRIBUTE = r"""
+import pytest
+from _pytest.junitxml import xml_key
+
+@pytest.fixture(autouse=True)
+def late_attribute(request):
+    yield
+    if request.node.name in ("simple_python_1", "simple_python_12"):
+        xml = request.config.stash.get(xml_key, None)
+        if xml is not None:  # as record_xml_attribute asked for after set-up does
+            xml.node_reporter(request.node.nodeid).add_attribute("owner", "team-a")
+"""
+
+
+@pytest.mark.parametrize("family", ["xunit1", "xunit2"])
+def test_an_attribute_recorded_after_set_up_joins_the_testcase(
+    pytester, data_source, tmp_path, family
+):
+    """pytest's writer goes on with a testcase begun after set-up: no second, nameless one."""
+    pytester.makeconftest(LATE_ATTRIBUTE)
+    files = {}
+    for name, block in (("ours", []), ("pytest", ["-p", "no:bfcl_junit"])):
+        files[name] = tmp_path / f"{name}.xml"
+        result = _oracle_run(
+            pytester, data_source, f"--junitxml={files[name]}", "-o", f"junit_family={family}",
+            *block,
+        )  # fmt: skip
+        assert result.ret == pytest.ExitCode.OK
+    assert _normalised(files["ours"]) == _normalised(files["pytest"])
+    names = [c.get("name") for c in ET.parse(files["ours"]).getroot().iter("testcase")]
+    assert None not in names
