@@ -82,6 +82,7 @@ class HtmlBuilder:
         # A thread of its own writes to the pipe: a write blocks until the builder has read
         # most of it, which the session's thread would otherwise wait for.
         self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._broken = threading.Event()  # set when a write to the pipe failed
         self._writer = threading.Thread(target=self._write_all, name="bfcl-html-pipe", daemon=True)
         self._writer.start()
         self._count: int | None = None
@@ -110,6 +111,8 @@ class HtmlBuilder:
     # -- records, as entries finish -------------------------------------------------------
 
     def add(self, record: bytes) -> None:
+        if self._broken.is_set():
+            return  # the builder is gone: the page will not be written, nothing to keep
         self._pending.append(_HEAD.pack(_RECORDS, len(record)))
         self._pending.append(record)
         self._pending_bytes += len(record)
@@ -130,6 +133,7 @@ class HtmlBuilder:
                 stdin.write(data)
                 stdin.flush()
             except (OSError, ValueError):
+                self._broken.set()
                 return  # the builder is gone: reading its answer says why
 
     # -- the page ---------------------------------------------------------------------------

@@ -130,8 +130,12 @@ def test_a_builder_that_dies_says_so_and_why():
     assert builder is not None
     try:
         os.kill(builder._process.pid, signal.SIGKILL)
-        for record in _records(50):
-            builder.add(record)  # accepted: the pipe's writer finds out
+        records = _records(50)
+        while not builder._broken.wait(0.01):  # the pipe's writer finds out
+            builder.add(records[0] * 2000)  # batches big enough to be written at once
+        for record in records:
+            builder.add(record)
+        assert builder._pending == []  # nothing more is kept for a builder that is gone
         with pytest.raises(HtmlBuilderError, match=r"builder process ended .*exit status -9"):
             len(builder)
         with pytest.raises(OSError):  # written by write_reports as "not written"
