@@ -151,6 +151,7 @@ class TextTestcases:
         self.xml = xml
         self._escape: Callable[[object], str] = junitxml.bin_xml_escape
         self._mangle: Callable[[str], list[str]] = junitxml.mangle_test_address
+        self._parents: dict[str, list[str]] = {}  # mangled names of a parent node id
         self._shorten: Callable[[str], str] = junitxml.shorten_message
         # xunit1 keeps every attribute; the other families keep those they list.
         self._allowed: list[str] | None = (
@@ -309,8 +310,19 @@ class TextTestcases:
 
     # -- text ------------------------------------------------------------------------------
 
+    def _names(self, nodeid: str) -> list[str]:
+        """pytest's names for a node id (``mangle_test_address``), worked out once per parent:
+        an item named plainly (no parameters) adds its name to its parent's."""
+        parent, sep, name = nodeid.rpartition("::")
+        if not sep or "[" in name:
+            return self._mangle(nodeid)
+        names = self._parents.get(parent)
+        if names is None:
+            names = self._parents[parent] = self._mangle(nodeid)[:-1]
+        return [*names, name]
+
     def _testcase(self, case: _Case, teardown: pytest.TestReport) -> str:
-        names = self._mangle(teardown.nodeid)
+        names = self._names(teardown.nodeid)
         classnames = names[:-1]
         if self.xml.prefix:
             classnames.insert(0, self.xml.prefix)
@@ -327,14 +339,17 @@ class TextTestcases:
         if self._allowed is not None:
             attrs = {k: v for k, v in attrs.items() if k in self._allowed}
         head = "<testcase" + _attributes([*attrs.items(), ("time", f"{case.duration:.3f}")])
-        escape = self._escape
-        props = "".join(
-            f'<property name="{_escape_attribute(str(name))}" value="{_escape_attribute(plain)}" />'
-            for name, value in teardown.user_properties
+        props = []
+        for name, value in teardown.user_properties:
+            text = str(value)
             # pytest's escape leaves printable ASCII as it is: most values need no call
-            for plain in [_if_plain(str(value)) or escape(str(value))]
-        )
-        body = (f"<properties>{props}</properties>" if props else "") + case.child
+            if not (text.isascii() and text.isprintable()):
+                text = self._escape(text)
+            props.append(
+                f'<property name="{_escape_attribute(str(name))}" '
+                f'value="{_escape_attribute(text)}" />'
+            )
+        body = (f"<properties>{''.join(props)}</properties>" if props else "") + case.child
         return f"{head}>{body}</testcase>" if body else f"{head} />"
 
     @staticmethod
@@ -348,11 +363,6 @@ _UNEXPECTED_PASS = "xfail-marked test passes unexpectedly"
 
 def _attributes(pairs: list[tuple[str, str]]) -> str:
     return "".join(f' {name}="{_escape_attribute(value)}"' for name, value in pairs)
-
-
-def _if_plain(text: str) -> str | None:
-    """``text`` if it is printable ASCII (no character that XML forbids), else None."""
-    return text if text.isascii() and text.isprintable() else None
 
 
 _ATTRIBUTE_SPECIAL = re.compile('[&<>"\r\n\t]')
