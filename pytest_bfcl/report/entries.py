@@ -269,30 +269,11 @@ def build_record(**fields: Any) -> EntryRecord:
     return EntryRecord(**record_fields(**fields))
 
 
-def record_fields(
-    *,
-    entry: Any,
-    outcome: Outcome,
-    verdict: Any = None,
-    generation: Any = None,
-    baseline_valid: bool | None = None,
-    message: str | None = None,
-    functions_key_: str | None = None,
-    known_error: str | None = None,
-) -> dict[str, Any]:
+def record_fields(*, functions_key_: str | None = None, **facts: Any) -> dict[str, Any]:
     """An :class:`EntryRecord`'s fields, in its order, as plain data: what a run builds for
-    each entry (the verdict and generation are validated models already, so the values have
-    the record's types)."""
-    facts = record_facts(
-        entry=entry,
-        outcome=outcome,
-        verdict=verdict,
-        generation=generation,
-        baseline_valid=baseline_valid,
-        message=message,
-        known_error=known_error,
-    )
-    return fields_from_facts(facts, functions_key_)
+    each entry, from the arguments of :func:`record_facts` (the verdict and generation are
+    validated models already, so the values have the record's types)."""
+    return fields_from_facts(record_facts(**facts), functions_key_)
 
 
 # What a record is made from, in the order of :func:`record_facts`' tuple.

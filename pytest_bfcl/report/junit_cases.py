@@ -372,20 +372,10 @@ def _escape_attribute(text: str) -> str:
     """An attribute value escaped as ElementTree writes it."""
     if _ATTRIBUTE_SPECIAL.search(text) is None:
         return text
-    if "&" in text:
-        text = text.replace("&", "&amp;")
-    if "<" in text:
-        text = text.replace("<", "&lt;")
-    if ">" in text:
-        text = text.replace(">", "&gt;")
-    if '"' in text:
-        text = text.replace('"', "&quot;")
-    if "\r" in text:
-        text = text.replace("\r", "&#13;")
-    if "\n" in text:
-        text = text.replace("\n", "&#10;")
-    if "\t" in text:
-        text = text.replace("\t", "&#09;")
+    text = _escape_text(text)
+    for char, entity in (('"', "&quot;"), ("\r", "&#13;"), ("\n", "&#10;"), ("\t", "&#09;")):
+        if char in text:
+            text = text.replace(char, entity)
     return text
 
 
