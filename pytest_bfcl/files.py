@@ -12,6 +12,7 @@ import stat
 import tempfile
 import threading
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,16 +47,29 @@ def json_bytes(payload: Any, indent: int | None = None, default: Any = None) -> 
 def write_json_atomic(path: Path, payload: Any, indent: int | None = 2) -> None:
     """Write via a temporary file and rename, so a killed run never leaves half a file
     (readers see the old content or the new, and concurrent writers never mix)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = json_bytes(payload, indent) + b"\n"
+    _write_atomic(path, "wb", lambda fh: fh.write(data))
+
+
+def write_text_atomic(path: Path, text: str | list[str], errors: str = "strict") -> None:
+    """UTF-8 text (whole, or in pieces) written as :func:`write_json_atomic` writes."""
+    pieces = [text] if isinstance(text, str) else text
+    _write_atomic(path, "w", lambda fh: fh.writelines(pieces), errors)
+
+
+def _write_atomic(
+    path: Path, mode: str, write: Callable[[Any], Any], errors: str | None = None
+) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp's 0600 would make the files unreadable to others
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        text = "b" not in mode
+        with os.fdopen(fd, mode, encoding="utf-8" if text else None, errors=errors) as fh:
+            write(fh)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        Path(tmp).unlink(missing_ok=True)  # a disk that filled up keeps no half-written copy
         raise
 
 

@@ -18,13 +18,12 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import os
 import re
-import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pytest_bfcl.files import write_text_atomic
 from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.entries import EntryRecord, functions_json
 from pytest_bfcl.report.gate import GateResult
@@ -122,22 +121,9 @@ def write_html(
 ) -> None:
     """Write the page atomically (a killed run never leaves half a page) from the entries
     gathered during the run (:func:`collect` gathers whole records)."""
-    write_text_atomic(path, page_pieces(entries, scores, gate, metadata))
-
-
-def write_text_atomic(path: Path, text: str | list[str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide the artifact from others
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as fh:
-            fh.writelines([text] if isinstance(text, str) else text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # errors="replace": the static part may hold a lone surrogate of the model's (the data
+    # elements escape theirs)
+    write_text_atomic(path, page_pieces(entries, scores, gate, metadata), errors="replace")
 
 
 # -- data ---------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from pytest_bfcl.files import os_error_text
+from pytest_bfcl.files import os_error_text, write_text_atomic
 
 # ``-p no:bfcl_junit`` leaves every testcase to pytest's writer.
 PLUGIN_NAME = "bfcl_junit"
@@ -297,14 +297,7 @@ class TextTestcases:
         merged = [pieces[0]]
         for case_text, piece in zip(texts, pieces[1:], strict=True):
             merged += (case_text, piece)
-        tmp = path.with_name(f".{path.name}.tmp")
-        try:
-            tmp.write_text("".join(merged), "utf-8")
-            tmp.replace(path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()  # a disk that filled up keeps no half-written copy
-            raise
+        write_text_atomic(path, merged)
         self.written = len(texts)
         return None
 

@@ -6,12 +6,12 @@ junit file of thousands of entries cost more than writing it had."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from pytest_bfcl.files import write_text_atomic
 from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.score_models import Scores
 
@@ -27,15 +27,8 @@ def add_summary_testcases(path: Path, scores: Scores, gate: GateResult | None) -
     if spliced is None:  # not the shape pytest writes: the XML way
         _add_parsed(path, cases, failed)
         return
-    path = Path(os.path.realpath(path))  # through a link to the file (the link stays)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text(spliced, "utf-8")
-        tmp.replace(path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()  # a disk that filled up keeps no half-written copy
-        raise
+    # through a link to the file (the link stays)
+    write_text_atomic(Path(os.path.realpath(path)), spliced)
 
 
 def _splice(text: str, cases: list[ET.Element], failed: int) -> str | None:

@@ -189,14 +189,14 @@ def test_a_link_to_the_file_stays_a_link(pytester, data_source, tmp_path):
 
 def test_a_failed_splice_leaves_no_partial_copy(pytester, data_source, tmp_path, monkeypatch):
     """The disk fills up while the testcases go in: no half-written temporary file stays."""
-    real_replace = Path.replace
+    real_replace = os.replace
 
-    def full_disk(self, target):
-        if self.name.endswith(".tmp"):
+    def full_disk(source, target):
+        if os.path.basename(source).startswith(".junit.xml."):  # the file's temporary copy
             raise OSError(28, "No space left on device")
-        return real_replace(self, target)
+        return real_replace(source, target)
 
-    monkeypatch.setattr(Path, "replace", full_disk)
+    monkeypatch.setattr(os, "replace", full_disk)
     junit = tmp_path / "junit.xml"
     result = _oracle_run(pytester, data_source, f"--junitxml={junit}")
     assert "No space left on device" in result.stdout.str()
