@@ -28,13 +28,7 @@ from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.entries import EntryRecord, functions_json
 from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.html_builder import HtmlBuilder
-from pytest_bfcl.report.html_entries import (
-    GZIP_ABOVE,
-    INDEX_FIELDS,
-    HtmlEntries,
-    compact_json,
-    script_safe,
-)
+from pytest_bfcl.report.html_entries import HtmlEntries
 from pytest_bfcl.report.html_tables import (
     entries_skeleton_html,
     header_html,
@@ -78,8 +72,7 @@ def page_pieces(
 ) -> list[str]:
     """The page in pieces, from the entries as gathered during the run."""
     title = f"BFCL V4: {metadata.get('model')} ({metadata.get('mode')})"
-    data, data_packed = entries.data(page_data(entries, scores, gate))
-    details, details_packed = entries.details()
+    elements = data_elements(entries, page_data(entries, scores, gate))
     body = "\n".join(
         [
             header_html(metadata, gate, scores),
@@ -102,12 +95,7 @@ def page_pieces(
         f"<title>{html_text(title)}</title>\n"
         f"<style>\n{_asset('report.css')}</style>\n"
         f"</head><body>\n{body}\n",
-        _element_open("bfcl-data", data_packed),
-        data,
-        "</script>\n",
-        _element_open("bfcl-details", details_packed),
-        details,
-        "</script>",
+        *elements,
         f"\n<script>\n{_asset('report.js')}</script>\n</body></html>\n",
     ]
 
@@ -145,40 +133,25 @@ def page_data(
     }
 
 
-def record_details(records: list[EntryRecord]) -> list[dict[str, Any]]:
-    """Each record's other fields, in the index's order."""
-    index = set(INDEX_FIELDS)
-    return [r.model_dump(mode="json", exclude=index, exclude_defaults=True) for r in records]
-
-
-def data_element(payload: dict[str, Any], gzip_above: int | None = None) -> str:
-    """The index as a non-executed script element (see :func:`script_element`)."""
-    return script_element("bfcl-data", _json(payload), gzip_above)
-
-
-def details_element(details: list[dict[str, Any]], gzip_above: int | None = None) -> str:
-    """The details as JSON Lines, one line per record (JSON never holds a raw newline), so the
-    page parses only the entries a person opens."""
-    return script_element("bfcl-details", "\n".join(_json(d) for d in details), gzip_above)
-
-
-def script_element(element_id: str, text: str, gzip_above: int | None = None) -> str:
-    """A ``<script type="application/json">`` element holding ``text`` (JSON) with ``<``,
-    ``>``, ``&``, U+2028/2029 and lone surrogates escaped (they only occur inside JSON
-    strings, where the escapes mean the same), or, when large, gzip + base64."""
-    safe = script_safe(text)
-    if len(safe) > (GZIP_ABOVE if gzip_above is None else gzip_above):
-        packed = base64.b64encode(gzip.compress(safe.encode("utf-8"), compresslevel=6))
-        return f"{_element_open(element_id, True)}{packed.decode('ascii')}</script>"
-    return f"{_element_open(element_id, False)}{safe}</script>"
+def data_elements(entries: HtmlEntries | HtmlBuilder, rest: dict[str, Any]) -> list[str]:
+    """The page's two ``<script type="application/json">`` elements, as text pieces: the data
+    (function docs, index rows, ``rest``) and the details (JSON Lines, one per record, parsed
+    only when a person opens the entry), each plain or gzip + base64 as gathered."""
+    data, data_packed = entries.data(rest)
+    details, details_packed = entries.details()
+    return [
+        _element_open("bfcl-data", data_packed),
+        data,
+        "</script>\n",
+        _element_open("bfcl-details", details_packed),
+        details,
+        "</script>",
+    ]
 
 
 def _element_open(element_id: str, packed: bool) -> str:
     encoding = ' data-encoding="gzip"' if packed else ""
     return f'<script id="{element_id}" type="application/json"{encoding}>'
-
-
-_json = compact_json
 
 
 def read_script_element(page: str, element_id: str) -> str:

@@ -31,13 +31,12 @@ from pytest_bfcl.report.entries import EntryRecord, bounded, functions_key
 from pytest_bfcl.report.gate import GateResult, GateSettings, evaluate_gate
 from pytest_bfcl.report.html import (
     collect,
-    data_element,
-    details_element,
+    data_elements,
     read_data_element,
-    record_details,
     render_html,
     write_html,
 )
+from pytest_bfcl.report.html_entries import GZIP_ABOVE, HtmlEntries
 from pytest_bfcl.report.html_tables import gate_verdict
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 
@@ -353,9 +352,11 @@ def test_every_record_is_in_the_data(records: list[EntryRecord], page: str):
 
 def test_large_data_is_compressed_and_small_data_is_plain(records: list[EntryRecord]):
     few = records[:3]
-    index = {"records": [{"id": r.id} for r in few]}
-    for gzip_above, compressed in ((None, False), (0, True)):
-        page = data_element(index, gzip_above) + details_element(record_details(few), gzip_above)
+    for gzip_above, compressed in ((GZIP_ABOVE, False), (0, True)):
+        entries = HtmlEntries(gzip_above)
+        for record in few:
+            entries.add_record(record)
+        page = "".join(data_elements(entries, {}))
         assert page.count('data-encoding="gzip"') == (2 if compressed else 0)
         back = read_data_element(page)["records"]
         assert [r["id"] for r in back] == [r.id for r in few]
