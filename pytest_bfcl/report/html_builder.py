@@ -3,11 +3,11 @@
 Scoring stored results keeps one core busy, and rendering each entry's record for the page
 (bounding its texts, JSON, keying its function docs, compressing) cost a fifth as much again
 on that core. With ``--bfcl-html`` a session that owns its process starts this builder at its
-start (``python -m pytest_bfcl.report.html_builder``), sends it each entry's packed record
+start (this module, on the session's import path), sends it each entry's packed record
 (:mod:`.html_records`) through a pipe as entries finish, and at the end asks it for the page's
-two data elements. The page is the same as when the records are rendered in the session
-(:class:`~pytest_bfcl.report.html_records.RecordReader` on :class:`HtmlEntries`, which the
-session uses on one core, inside another program, or with ``PYTEST_BFCL_HTML_BUILDER=0``).
+two data elements. The page is the same as when the session renders the records itself
+(:meth:`HtmlEntries.add_packed`: on one core, inside another program, or with
+``PYTEST_BFCL_HTML_BUILDER=0``).
 
 A builder that cannot start leaves the work to the session; one that ends early makes the
 HTML report "not written", with its exit status and last words, and nothing else is lost.
@@ -29,7 +29,6 @@ import threading
 from typing import IO, Any
 
 from pytest_bfcl.report.html_entries import HtmlEntries
-from pytest_bfcl.report.html_records import RecordReader
 
 _HEAD = struct.Struct(">BI")
 _RECORDS, _FINISH, _PAGE = 1, 2, 3
@@ -110,7 +109,7 @@ class HtmlBuilder:
 
     # -- records, as entries finish -------------------------------------------------------
 
-    def add(self, record: bytes) -> None:
+    def add_packed(self, record: bytes) -> None:
         if self._broken.is_set():
             return  # the builder is gone: the page will not be written, nothing to keep
         self._pending.append(_HEAD.pack(_RECORDS, len(record)))
@@ -235,11 +234,10 @@ def write_frame(stream: IO[bytes], kind: int, value: Any) -> None:
 def serve(source: IO[bytes], answers: IO[bytes]) -> int:
     """The builder's loop: records until asked for the page, then the page's elements."""
     entries = HtmlEntries()
-    reader = RecordReader(entries)
     while (frame := read_frame(source)) is not None:
         kind, payload = frame
         if kind == _RECORDS:
-            reader.add(payload)
+            entries.add_packed(payload)
         elif kind == _FINISH:
             write_frame(answers, _FINISH, (len(entries), sorted(entries.categories)))
         elif kind == _PAGE:

@@ -10,7 +10,8 @@ import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from pytest_bfcl.report.entries import EntryRecord, compact_json
+from pytest_bfcl.report.entries import EntryRecord, compact_json, functions_key_of_json
+from pytest_bfcl.report.html_records import decode_record
 
 # What the entry lists need (filters, counts, search, row headers); everything else about an
 # entry is read from the details when the entry is opened.
@@ -158,6 +159,7 @@ class HtmlEntries:
         self._data = _Chunks(PackedText(gzip_above))
         self._data.add('{"functions":{')
         self._docs_keys: set[str] = set()  # keys whose docs are in the data already
+        self._keys_by_ref: dict[str, str] = {}  # a sender's docs name -> their key
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -173,6 +175,15 @@ class HtmlEntries:
 
     def add_record(self, record: EntryRecord) -> None:
         self.add(html_parts(record))
+
+    def add_packed(self, record: bytes) -> None:
+        """A record as it travels from where its entry finished (:mod:`.html_records`)."""
+        docs_ref, docs_text, fields = decode_record(record)
+        if docs_text is not None:
+            key = self._keys_by_ref[docs_ref] = functions_key_of_json(docs_text)
+            self.add_functions({key: docs_text})
+        fields["functions_key"] = self._keys_by_ref.get(docs_ref)  # keeps the field's place
+        self.add(parts_of(fields))
 
     def add_functions(self, docs: dict[str, str]) -> None:
         """Function docs by key, each as its JSON text (:func:`functions_json`); a key already

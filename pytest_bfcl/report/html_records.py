@@ -2,7 +2,8 @@
 the page: its facts (:func:`~pytest_bfcl.report.entries.record_facts`) packed with
 :mod:`marshal`, which copies the values as they are at C speed (shared parts once), so that
 rendering them (bounding every text, JSON, keys of the function docs) happens where the page
-is built: on the controller, or in a process of its own (:mod:`.html_builder`).
+is built: on the controller, or in a process of its own (:mod:`.html_builder`), by
+:meth:`~pytest_bfcl.report.html_entries.HtmlEntries.add_packed`.
 
 A record whose facts hold a value :mod:`marshal` refuses (an object of another type, nesting
 past its limit) is rendered where it finished instead and travels as its fields. Function docs
@@ -15,12 +16,7 @@ import marshal
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_bfcl.report.entries import (
-    fields_from_facts,
-    functions_json,
-    functions_key_of_json,
-)
-from pytest_bfcl.report.html_entries import HtmlEntries, parts_of
+from pytest_bfcl.report.entries import fields_from_facts, functions_json
 
 # marshal's format version: the newest, which writes shared objects once.
 _VERSION = 4
@@ -65,19 +61,10 @@ def encode_record(facts: tuple[Any, ...], docs_ref: str, docs: Sequence[Any] | N
         return marshal.dumps(("fields", fields, docs_ref, listed), _VERSION)
 
 
-class RecordReader:
-    """Records as they arrive, rendered into the page's entries (:class:`HtmlEntries`)."""
-
-    def __init__(self, entries: HtmlEntries) -> None:
-        self.entries = entries
-        self._keys: dict[str, str] = {}  # docs name -> key in the page's function table
-
-    def add(self, record: bytes) -> None:
-        kind, body, docs_ref, docs = marshal.loads(record)
-        if docs is not None:
-            text = docs if isinstance(docs, str) else functions_json(docs)
-            self._keys[docs_ref] = functions_key_of_json(text)
-            self.entries.add_functions({self._keys[docs_ref]: text})
-        key = self._keys.get(docs_ref)
-        fields = fields_from_facts(body, key) if kind == "facts" else {**body, "functions_key": key}
-        self.entries.add(parts_of(fields))
+def decode_record(record: bytes) -> tuple[str, str | None, dict[str, Any]]:
+    """(the record's docs name, their JSON text when this record brings them, the record's
+    fields with no docs key yet): what :meth:`HtmlEntries.add_packed` renders."""
+    kind, body, docs_ref, docs = marshal.loads(record)
+    docs_text = docs if docs is None or isinstance(docs, str) else functions_json(docs)
+    fields = fields_from_facts(body, None) if kind == "facts" else body
+    return docs_ref, docs_text, fields

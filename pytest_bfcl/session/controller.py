@@ -29,7 +29,6 @@ from pytest_bfcl.report.finish import (
 from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.html_builder import HtmlBuilder, builder_wanted
 from pytest_bfcl.report.html_entries import HtmlEntries
-from pytest_bfcl.report.html_records import RecordReader
 from pytest_bfcl.report.junit_cases import TextTestcases, install_text_testcases
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.scores import ScoreBoard, Scores
@@ -66,11 +65,10 @@ class ControllerPlugin(SessionPlugin):
         self.progress_pending = False
         # the HTML report's entries: rendered by a builder process, or here
         self.html_entries: HtmlEntries | HtmlBuilder = HtmlEntries()
-        self.html_records: RecordReader | HtmlBuilder = RecordReader(self.html_entries)
         if self.settings.html_path is not None and owns_process(config) and builder_wanted():
-            builder = HtmlBuilder.start()
+            builder = HtmlBuilder.start()  # None: the session renders them
             if builder is not None:
-                self.html_entries = self.html_records = builder
+                self.html_entries = builder
         self.junit_cases: TextTestcases | None = None  # BFCL testcases of the junit file
         self.worker_replicas: list[list[dict[str, Any]]] = []  # from each xdist worker
         # An xdist controller's progress: the entries its workers reported (set once they
@@ -167,7 +165,7 @@ class ControllerPlugin(SessionPlugin):
             self._report_progress()
         record = getattr(report, "bfcl_record", None)
         if record is not None:
-            self.html_records.add(record)
+            self.html_entries.add_packed(record)
             del report.bfcl_record  # pytest keeps every report to the end
         if not report.nodeid.startswith(f"{NODE_PREFIX}/"):
             self.other_failures += int(report.failed)

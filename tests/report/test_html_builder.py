@@ -24,7 +24,7 @@ from pytest_bfcl.report.entries import (
 from pytest_bfcl.report.html import read_script_element
 from pytest_bfcl.report.html_builder import HtmlBuilder, HtmlBuilderError
 from pytest_bfcl.report.html_entries import HtmlEntries, parts_of, script_safe
-from pytest_bfcl.report.html_records import DocsRefs, RecordReader, encode_record
+from pytest_bfcl.report.html_records import DocsRefs, encode_record
 
 
 class _Entry:
@@ -74,7 +74,7 @@ def test_a_packed_record_renders_as_the_record_does(decoded):
     facts = _facts(decoded)
     refs = DocsRefs("main")
     entries = HtmlEntries()
-    RecordReader(entries).add(encode_record(facts, *refs.ref(DOCS)))
+    entries.add_packed(encode_record(facts, *refs.ref(DOCS)))
     expected = parts_of(fields_from_facts(facts, functions_key(DOCS)))
     assert entries.rows == [expected["index"]]
     assert entries.details() == (script_safe(expected["details"]), False)
@@ -83,10 +83,9 @@ def test_a_packed_record_renders_as_the_record_does(decoded):
 def test_docs_travel_once_and_unmarshallable_docs_as_json():
     refs = DocsRefs("gw0")
     entries = HtmlEntries()
-    reader = RecordReader(entries)
     odd_docs = [{"name": _OddText("f")}]
     for docs in (DOCS, DOCS, odd_docs):
-        reader.add(encode_record(_facts(None), *refs.ref(docs)))
+        entries.add_packed(encode_record(_facts(None), *refs.ref(docs)))
     data, _ = entries.data({})
     table = json.loads(data)["functions"]
     assert table == {functions_key(DOCS): DOCS, functions_key(odd_docs): [{"name": "f"}]}
@@ -108,14 +107,13 @@ def _records(count: int) -> list[bytes]:
 def test_the_builder_process_builds_the_same_page_data():
     records = _records(200)
     here = HtmlEntries()
-    reader = RecordReader(here)
     for record in records:
-        reader.add(record)
+        here.add_packed(record)
     builder = HtmlBuilder.start()
     assert builder is not None
     try:
         for record in records:
-            builder.add(record)
+            builder.add_packed(record)
         rest = {"categories": ["simple_python"], "gated": False}
         assert len(builder) == len(here) == 200
         assert builder.categories == here.categories == {"simple_python"}
@@ -132,9 +130,9 @@ def test_a_builder_that_dies_says_so_and_why():
         os.kill(builder._process.pid, signal.SIGKILL)
         records = _records(50)
         while not builder._broken.wait(0.01):  # the pipe's writer finds out
-            builder.add(records[0] * 2000)  # batches big enough to be written at once
+            builder.add_packed(records[0] * 2000)  # batches big enough to be written at once
         for record in records:
-            builder.add(record)
+            builder.add_packed(record)
         assert builder._pending == []  # nothing more is kept for a builder that is gone
         with pytest.raises(HtmlBuilderError, match=r"builder process ended .*exit status -9"):
             len(builder)
@@ -172,7 +170,7 @@ def test_a_killed_builder_leaves_every_other_file_written(pytester, data_source,
         "@pytest.hookimpl(trylast=True)\n"
         "def pytest_collection_finish(session):\n"
         "    plugin = session.config.pluginmanager.get_plugin('bfcl-session')\n"
-        "    builder = getattr(plugin, 'html_records', None)\n"
+        "    builder = getattr(plugin, 'html_entries', None)\n"
         "    process = getattr(builder, '_process', None)\n"
         "    if process is not None:\n"
         "        os.kill(process.pid, signal.SIGKILL)\n"
@@ -209,12 +207,11 @@ def test_ctrl_c_is_the_sessions_the_builder_still_builds_the_page():
             time.sleep(0.01)
         os.kill(builder._process.pid, signal.SIGINT)
         for record in records:
-            builder.add(record)
+            builder.add_packed(record)
         assert len(builder) == 20
         here = HtmlEntries()
-        reader = RecordReader(here)
         for record in records:
-            reader.add(record)
+            here.add_packed(record)
         assert builder.data({}) == here.data({})
     finally:
         builder.close()
@@ -233,7 +230,7 @@ def test_the_builder_imports_the_package_the_session_runs(tmp_path, monkeypatch)
     assert builder is not None
     try:
         for record in _records(5):
-            builder.add(record)
+            builder.add_packed(record)
         assert len(builder) == 5
     finally:
         builder.close()
