@@ -115,40 +115,21 @@ def evaluate_rest(
         calls = decode_calls(result, options)
     except DecodeError as exc:
         return decode_failure(entry, result, expected, exc)
+
+    def failed(error_type: str, message: str) -> Verdict:
+        return exec_verdict(entry, result, expected, valid=False, decoded=calls,
+                            error_type=error_type, errors=[message])  # fmt: skip
+
     if len(calls) != 1:
-        return exec_verdict(
-            entry,
-            result,
-            expected,
-            valid=False,
-            decoded=calls,
-            error_type="executable_checker:wrong_count",
-            errors=[f"{len(calls)} calls made, 1 expected"],
-        )
+        return failed("executable_checker:wrong_count", f"{len(calls)} calls made, 1 expected")
     try:
         request = parse_rest_call(calls[0])
     except RestCallError as exc:
-        return exec_verdict(
-            entry,
-            result,
-            expected,
-            valid=False,
-            decoded=calls,
-            error_type="executable_checker:rest_bad_call",
-            errors=[str(exc)],
-        )
+        return failed("executable_checker:rest_bad_call", str(exc))
     problem = _rest_problem(request, answer, expected, services)
     if problem is None:
         return exec_verdict(entry, result, expected, valid=True, decoded=calls)
-    return exec_verdict(
-        entry,
-        result,
-        expected,
-        valid=False,
-        decoded=calls,
-        error_type=problem.error_type,
-        errors=[problem.message],
-    )
+    return failed(problem.error_type, problem.message)
 
 
 def _rest_problem(
