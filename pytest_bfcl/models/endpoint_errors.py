@@ -11,6 +11,7 @@ import socket
 from typing import TYPE_CHECKING, Any
 
 from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
+from pytest_bfcl.models.gateway_answers import is_prompt_filter, is_quota_exhausted
 from pytest_bfcl.web.transport import httpx
 
 if TYPE_CHECKING:
@@ -53,7 +54,8 @@ class Failure(Exception):
     - ``cancelled``: the balancer took a stalled replica out of rotation mid-request; retried
       on another replica at once;
     - ``context``: a 4xx saying the request is longer than the model's context window: the
-      model's failure (the leaderboard scores it so), not retried, not cached.
+      model's failure (the leaderboard scores it so), not retried, not cached;
+    - ``filtered``: a 400 from the provider's content filter: the same.
     """
 
     def __init__(
@@ -151,6 +153,15 @@ def status_failure(
         body.decode("utf-8", "replace") or text
     ):
         return Failure("context", text or where)
+    if is_prompt_filter(status, body):  # the model as served refuses: its failure
+        return Failure("filtered", text or where)
+    if is_quota_exhausted(status, body):
+        return Failure(
+            "fatal",
+            f"{where} (the account's quota is used up and no wait lifts it: add credit, or "
+            "use another key)",
+            lasting=True,
+        )
     if status in (401, 403):
         return Failure(
             "fatal",

@@ -55,7 +55,7 @@ from pytest_bfcl.models.endpoint_response import (
     served_models,
 )
 from pytest_bfcl.redact import url_credentials
-from pytest_bfcl.scoring import CONTEXT_EXCEEDED, ScoringOptions
+from pytest_bfcl.scoring import CONTEXT_EXCEEDED, PROMPT_FILTERED, ScoringOptions
 from pytest_bfcl.settings import credentials_problem
 from pytest_bfcl.web.transport import (
     Cancel,
@@ -193,9 +193,9 @@ class OpenAIChatModel:
         if record is not None:
             return record, True
         record = self._transformed(self._complete(request))
-        # A context refusal is the server's limit, not an answer: a rerun on a server with a
-        # longer window asks again.
-        if record.get("finish_reason") != CONTEXT_EXCEEDED:
+        # A context or content-filter refusal is the server's limit, not an answer: a rerun on
+        # a server with a longer window or another policy asks again.
+        if record.get("finish_reason") not in (CONTEXT_EXCEEDED, PROMPT_FILTERED):
             self.cache.put(key, record)
         return record, False
 
@@ -228,10 +228,10 @@ class OpenAIChatModel:
                     body, cut, length = self._post(replica, payload)
                 record = self._record(body, time.perf_counter() - started, cut, length)
             except Failure as failure:
-                if failure.kind == "context":  # an answer: the server is there, the model fails
+                if failure.kind in ("context", "filtered"):  # the server is there, the model fails
                     latency = time.perf_counter() - started
                     self._note_success(replica, handle, latency)
-                    return context_record(str(failure), latency)
+                    return context_record(str(failure), latency, failure.kind)
                 last = failure
                 if handle.cancelled:
                     last = Failure(
