@@ -12,12 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
 from pytest_bfcl.models.gateway_answers import is_prompt_filter, is_quota_exhausted
+from pytest_bfcl.redact import url_credentials
 from pytest_bfcl.web.transport import httpx
 
 if TYPE_CHECKING:
     from pytest_bfcl.models.balancer import Replica
 
 ERROR_BODY_BYTES = 64 * 1024  # enough of an error answer to quote its message
+# What goes wrong on the way: the network, or a body that cannot be decoded (a gzip header on
+# a body that is not gzip): a failed attempt either way.
+NETWORK_ERRORS = (httpx.TransportError, httpx.DecodingError)
 # How servers word a request longer than the model's context window (OpenAI, vLLM, SGLang,
 # llama.cpp, TGI, gateways), answered with one of these statuses.
 _CONTEXT_STATUSES = (400, 413, 422)
@@ -126,6 +130,12 @@ def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | Non
 
 def transport_failure(exc: Exception, url: str, timeout: float) -> Failure:
     """What a transport exception means for the run, in one line."""
+    if isinstance(exc, httpx.DecodingError):
+        return Failure(
+            "silent",
+            f"the answer from {url} could not be decoded (its Content-Encoding does not match "
+            f"its body): {one_line(str(exc)) or type(exc).__name__}",
+        )
     if isinstance(exc, httpx.TimeoutException):
         return Failure("silent", f"no complete answer within {timeout:g} s from {url}")
     if isinstance(exc, httpx.ConnectError):
@@ -145,10 +155,32 @@ def transport_failure(exc: Exception, url: str, timeout: float) -> Failure:
     return Failure("silent", f"the connection to {url} failed: {one_line(str(exc)) or exc!r}")
 
 
+def redirect_problem(url: str, status: int, location: str | None) -> str:
+    """One line for a server that redirects: where to, and the fix. Redirects are never
+    followed, so that the API key goes only where ``--bfcl-base-url`` says."""
+    target = (
+        f"to {one_line(url_credentials(location) or location)}"
+        if location
+        else "without a Location"
+    )
+    return (
+        f"{url} answers HTTP {status}, a redirect {target}; redirects are not followed, so "
+        "that the API key goes only where it was told: set --bfcl-base-url to the address it "
+        "redirects to"
+    )
+
+
 def status_failure(
-    status: int, url: str, text: str, retry_after: float | None, body: bytes = b""
+    status: int,
+    url: str,
+    text: str,
+    retry_after: float | None,
+    body: bytes = b"",
+    location: str | None = None,
 ) -> Failure:
     where = f"HTTP {status} from {url}" + (f": {text}" if text else "")
+    if 300 <= status < 400:
+        return Failure("fatal", redirect_problem(url, status, location), lasting=True)
     if status in _CONTEXT_STATUSES and _CONTEXT_WORDS.search(
         body.decode("utf-8", "replace") or text
     ):

@@ -117,6 +117,13 @@ def completion_record(body: bytes, latency: float) -> dict[str, Any]:
     }
 
 
+def answer_record(
+    body: bytes, latency: float, cut: bool, length: int | None, limit: int
+) -> dict[str, Any]:
+    """The record of a 2xx answer read up to ``limit`` bytes (``cut``: there was more)."""
+    return oversized_record(limit, latency, length) if cut else completion_record(body, latency)
+
+
 def not_a_completion(response: dict[str, Any], choices: Any) -> str:
     """Why a 200 answer holds no model message (gateways such as OpenRouter and LiteLLM
     answer an upstream failure with a 200 and an error object): infrastructure, retried,
