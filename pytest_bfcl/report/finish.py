@@ -157,12 +157,23 @@ def write_reports(outcome: RunOutcome, finished: FinishedRun) -> None:
         finished.not_written.append(("junit", outcome.junit_path, outcome.junit_not_written))
     elif outcome.junit_path is not None and outcome.junit_path.is_file():
         write("junit", outcome.junit_path, lambda p: add_summary_testcases(p, scores, gate))
-    if outcome.results_root is not None:
+    if outcome.results_root is not None and _holds_a_file(outcome.results_root):
         finished.written.append(("generations", outcome.results_root))
+    elif outcome.results_root is not None and outcome.board.verdicts:
+        why = "no result could be written there (the warning above says why)"
+        finished.not_written.append(("generations", outcome.results_root, why))
     if outcome.step_summary is not None:
         html = settings.html_path.name if settings.html_path is not None else None
         summary = markdown_summary(scores, metadata, gate, html)
         write("step summary", outcome.step_summary, lambda p: _append(p, summary))
+
+
+def _holds_a_file(folder: Path) -> bool:
+    """Whether anything was written under ``folder`` (a read-only mount leaves it empty)."""
+    try:
+        return any(path.is_file() for path in folder.rglob("*"))
+    except OSError:
+        return False
 
 
 def _write_html(
