@@ -13,8 +13,9 @@ from typing import Any
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import natural_key
 from pytest_bfcl.files import os_error_text, write_json_atomic
-from pytest_bfcl.report.baseline import Baseline, save_baseline, version_note
+from pytest_bfcl.report.baseline import Baseline, baseline_data, version_note
 from pytest_bfcl.report.baseline_integrity import new_run_id
+from pytest_bfcl.report.baseline_signature import signed, signing_key
 from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.completeness import incompleteness, missing_by_category
 from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
@@ -189,14 +190,14 @@ def _save_baseline(
 ) -> None:
     portable = {**metadata, "dataset": {**metadata["dataset"], "data_dir": None}}
     portable["run_id"] = new_run_id()  # a merge takes each recorded run once
-    save_baseline(
-        path,
+    data = baseline_data(
         outcome.board.verdicts,
         portable,  # no machine-specific paths in a file meant to be committed
         finished.scores.model_dump(mode="json")["categories"],
         {name: len(ids) for name, ids in outcome.board.expected.items()},
         outcome.board.rates,
     )
+    write_json_atomic(path, signed(data, signing_key(outcome.settings.baseline_key_env)))
 
 
 def _append(path: Path, text: str) -> None:
