@@ -61,10 +61,12 @@ def totals_problems(baseline: Baseline) -> list[str]:
 
 
 def policy_differences(recorded: dict[str, Any], metadata: dict[str, Any]) -> list[str]:
-    """The known-errors policy decides which entries count and against which ground truth:
-    verdicts recorded under another policy are not comparable."""
+    """The known-errors policy decides the ground truth of the entries whose published truth
+    is known to be wrong: ``correct`` judges them against the fixed truth, ``include`` and
+    ``exclude`` against the published one (``exclude`` only leaves them out of the gate).
+    Verdicts judged against another truth are not comparable."""
     before, now = recorded.get("known_errors"), metadata.get("known_errors")
-    if before is None or now is None or before == now:
+    if before is None or now is None or (before == "correct") == (now == "correct"):
         return []
     return [
         f"known-errors policy differs: baseline {before!r}, this run {now!r} (run with "

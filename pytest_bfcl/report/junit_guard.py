@@ -1,13 +1,16 @@
-"""A ``--junitxml`` path that cannot be written, found at the session's start: pytest's writer
-would raise at the end, before any other report is written (a read-only file, a link to a
-folder that is not there), with a long traceback. Found early, the writer is switched off and
-the file is one "not written" line; every other report is written as usual."""
+"""A ``--junitxml`` path that cannot be written: pytest's writer would raise at the session's
+end, before any other report is written (a read-only file, a link to a folder that is not
+there), with a long traceback. Found at the start, the writer is switched off; failing only at
+the end (a disk that filled up), its error is caught around the finish hooks, which then run.
+Either way the file is one "not written" line and every other report is written as usual."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Generator
 from pathlib import Path
+from typing import Any, Protocol
 
 import pytest
 
@@ -45,3 +48,41 @@ def refuse_unwritable_junit(config: pytest.Config) -> str | None:
     config.pluginmanager.unregister(xml)
     del config.stash[junitxml.xml_key]
     return problem
+
+
+class _Finisher(Protocol):
+    junit_refused: str | None
+    finished: Any
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None: ...
+
+
+def _from_junit_writer(exc: BaseException) -> bool:
+    traceback = exc.__traceback__
+    while traceback is not None:
+        if traceback.tb_frame.f_code.co_filename.endswith(os.path.join("_pytest", "junitxml.py")):
+            return True
+        traceback = traceback.tb_next
+    return False
+
+
+class JunitWriteGuard:
+    """Around every session-finish hook: an OSError of pytest's junit writer (which runs
+    before the session's own finish, and would skip it) becomes the junit file's "not
+    written" line, and the session's finish runs all the same."""
+
+    def __init__(self, session_plugin: _Finisher) -> None:
+        self._plugin = session_plugin
+
+    # Innermost of the wrappers: the terminal's summary (which wraps from outside) still
+    # comes after the session's finish.
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, Any, Any]:
+        try:
+            return (yield)
+        except OSError as exc:
+            if not _from_junit_writer(exc) or self._plugin.finished is not None:
+                raise
+            self._plugin.junit_refused = os_error_text(exc)
+            self._plugin.pytest_sessionfinish(session)
+            return None

@@ -30,7 +30,7 @@ from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.html_builder import HtmlBuilder, builder_wanted
 from pytest_bfcl.report.html_entries import HtmlEntries
 from pytest_bfcl.report.junit_cases import TextTestcases, install_text_testcases
-from pytest_bfcl.report.junit_guard import refuse_unwritable_junit
+from pytest_bfcl.report.junit_guard import JunitWriteGuard, refuse_unwritable_junit
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import Prices, replica_summary, usage_summary
@@ -86,6 +86,7 @@ class ControllerPlugin(SessionPlugin):
         """Before anything is generated (and before xdist starts its workers): set-up problems
         end the session with one line, and the score board learns what the run must score."""
         self.junit_refused = refuse_unwritable_junit(self.config)
+        self.config.pluginmanager.register(JunitWriteGuard(self), "bfcl-junit-guard")
         self.junit_cases = install_text_testcases(self.config, f"{NODE_PREFIX}/")
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if self.config.option.collectonly:

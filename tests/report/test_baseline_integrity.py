@@ -113,6 +113,9 @@ def test_a_baseline_recorded_under_another_known_errors_policy_is_refused(tmp_pa
         for p in problems
     ), problems
     assert not stamp_differences(baseline, metadata(known_errors="correct"))
+    # exclude and include judge against the same (published) truth: comparable
+    published = loaded(tmp_path, "b", known_errors="exclude")
+    assert not stamp_differences(published, metadata(known_errors="include"))
 
 
 # -- format labels and totals ----------------------------------------------------------------

@@ -65,3 +65,28 @@ def test_a_run_that_scored_nothing_leaves_a_baseline_as_it_was(pytester, data_so
     out = result.stdout.str()
     assert baseline.read_text() == '{"format": "kept as it was"}'
     assert "Traceback" not in out
+
+
+def test_a_junit_file_that_fails_only_at_the_end_is_one_line_and_the_rest_is_written(
+    pytester, data_source, tmp_path
+):
+    folder = tmp_path / "junit-folder"
+    junit = folder / "junit.xml"
+    pytester.makeconftest(
+        "import shutil\n"
+        "def pytest_collection_finish(session):\n"
+        f"    shutil.rmtree({str(folder)!r}, ignore_errors=True)\n"
+        f"    open({str(folder)!r}, 'w').write('a file where the folder was')\n"
+    )
+    report = tmp_path / "report.json"
+    folder.mkdir()
+    result = run(
+        pytester, data_source, f"--junitxml={junit}", "-k", "simple_python_1",
+        f"--bfcl-report={report}",
+    )  # fmt: skip
+    out = result.stdout.str() + result.stderr.str()
+    assert result.ret == 0, out[-3000:]
+    assert "Traceback" not in out and "INTERNALERROR" not in out
+    assert "BFCL V4 scores" in out and report.is_file()
+    not_written = [line for line in out.splitlines() if line.startswith("junit ")]
+    assert len(not_written) == 1 and str(junit) in not_written[0], out[-3000:]

@@ -254,11 +254,20 @@ def test_known_errors_are_left_out_of_the_gate_and_marked(
     _fake_known_errors(monkeypatch, {"simple_python_3": wrong})
     baseline, report = tmp_path / "b.json", tmp_path / "r.json"
     _run(pytester, data_source, f"--bfcl-save-baseline={baseline}", model="oracle")
-    # corrected: the oracle answers the pinned truth, so the corrected entry fails now
-    corrected = _run(pytester, data_source, f"--bfcl-baseline={baseline}", "--bfcl-gate=any",
-                     "--bfcl-known-errors=correct", f"--bfcl-report={report}",
-                     model="oracle")  # fmt: skip
-    assert corrected.ret == pytest.ExitCode.TESTS_FAILED
+    # corrected: judged against another truth than the baseline's, so refused in one line
+    refused = _run(pytester, data_source, f"--bfcl-baseline={baseline}", "--bfcl-gate=any",
+                   "--bfcl-known-errors=correct", model="oracle")  # fmt: skip
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    assert refused.stderr.str().count("known-errors policy differs") == 1
+    # with a baseline under the same policy: the oracle answers the pinned truth, so the
+    # corrected entry fails in both, and an identical answer is no regression
+    corrected_baseline = tmp_path / "bc.json"
+    _run(pytester, data_source, f"--bfcl-save-baseline={corrected_baseline}",
+         "--bfcl-known-errors=correct", model="oracle")  # fmt: skip
+    corrected = _run(pytester, data_source, f"--bfcl-baseline={corrected_baseline}",
+                     "--bfcl-gate=any", "--bfcl-known-errors=correct",
+                     f"--bfcl-report={report}", model="oracle")  # fmt: skip
+    assert corrected.ret == pytest.ExitCode.OK, corrected.stdout.str()[-2000:]
     data = json.loads(report.read_text())
     assert data["known_errors"]["entries"] == [
         {"id": "simple_python_3", "reference": wrong.reference, "problem": wrong.problem,
