@@ -14,10 +14,8 @@ import pytest
 
 from pytest_bfcl.dataset.categories import CATEGORIES
 from pytest_bfcl.markers import register_markers
+from pytest_bfcl.names import PLUGIN_NAME
 from pytest_bfcl.options import OPTIONS
-
-# The session plugin's name (pytest_bfcl.session registers it; imported only with a model).
-PLUGIN_NAME = "bfcl-session"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

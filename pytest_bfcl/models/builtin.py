@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_bfcl.hookspecs import hookimpl
+from pytest_bfcl.names import hookimpl
 
 if TYPE_CHECKING:
     from pytest_bfcl.dataset.fetch import DataSource

@@ -13,7 +13,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from pytest_bfcl.dataset.texts import ProtocolTexts
-from pytest_bfcl.kinds import kind_of
 from pytest_bfcl.models.base import NotGenerated, StepRequest, Task
 from pytest_bfcl.models.function_docs import (
     insert_system_prompt,
@@ -99,7 +98,9 @@ class RequestBuilder:
         """An entry answered with one request: its first turn, its functions (as tools in fc
         mode, in the system prompt otherwise)."""
         entry = task.entry
-        if kind_of(entry.category).conversation:
+        # An entry on simulated applications (multi-turn, memory, web search) is a conversation;
+        # one request cannot answer it.
+        if entry.involved_classes:
             raise NotGenerated(f"{entry.category} needs its multi-step runner")
         docs = with_language_hints(entry.function_sources(), entry.language, self.texts)
         if entry.format_config:  # format sensitivity: the hint is applied twice (reference quirk)

@@ -26,7 +26,7 @@ from pytest_bfcl.dataset.fetch import DatasetError, DataSource, resolve_data_sou
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import Answer, Entry
 from pytest_bfcl.hookspecs import plugin_manager
-from pytest_bfcl.kinds import kind_of
+from pytest_bfcl.kinds import kind_of, open_dataset
 from pytest_bfcl.models.base import (
     Generation,
     ModelBase,
@@ -159,7 +159,7 @@ class BfclRun:
             left = left_out_for_extras(settings.categories, settings.web, settings.web_provider)
             kept = tuple(c for c in settings.categories if c not in left)
             settings = settings.model_copy(update={"categories": kept})
-        run = cls(settings, Dataset(source), model, session)
+        run = cls(settings, open_dataset(source), model, session)
         run.left_out = left
         return run
 

@@ -15,8 +15,8 @@ from pytest_bfcl.errors import SetupError
 from pytest_bfcl.markers import register_markers
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.replay import ReplayError
+from pytest_bfcl.names import PLUGIN_NAME
 from pytest_bfcl.perf import allow_freezing, quick_interpreter_exit
-from pytest_bfcl.plugin import PLUGIN_NAME
 from pytest_bfcl.redact import redact_text
 from pytest_bfcl.report.baseline import (
     Baseline,
