@@ -112,7 +112,9 @@ class ControllerPlugin(SessionPlugin):
             return  # pytest runs nothing (collection errors stop it): ask the model nothing
         self.started = time.perf_counter()
         self.last_progress = self.started
-        ids = [item.entry_id for item in session.items if isinstance(item, BfclItem)]
+        # An xdist controller collects nothing (on pytest 7 its session has no items at all).
+        items = getattr(session, "items", [])
+        ids = [item.entry_id for item in items if isinstance(item, BfclItem)]
         self.total_items = len(ids)
         self.run.prefetch(ids)
 
