@@ -182,3 +182,9 @@ def test_the_running_pytest_is_one_the_private_parts_are_known_to_work_with():
     assert any(version == known or version.startswith(f"{known}.") for known in KNOWN_PYTEST), (
         f"pytest {version} is not among {KNOWN_PYTEST}: check pytest_bfcl/pytest_private.py"
     )
+
+
+def test_the_tests_mirror_every_package():
+    packages = {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
+    missing = sorted(name for name in packages if not (REPO / "tests" / name).is_dir())
+    assert missing == []
