@@ -31,6 +31,11 @@ TRUNCATED = "response_too_large"
 # the answer), never scored by content.
 CONTEXT_EXCEEDED = "context_length_exceeded"
 CONTEXT_ERROR_TYPE = "request:context_length"  # the verdict's error type for such an entry
+# The finish reason stored for a prompt the provider's content filter refused (HTTP 400,
+# ``code: "content_filter"``): the model as served gave no answer, a failure as on the
+# leaderboard, never scored by content and not cached (the provider's policy may change).
+PROMPT_FILTERED = "prompt_filtered"
+PROMPT_FILTERED_ERROR_TYPE = "request:content_filter"
 # The finish reason of a conversation that outgrew --bfcl-max-entry-bytes: the model's failure.
 ENTRY_BUDGET_EXCEEDED = "entry_budget_exceeded"
 ENTRY_BUDGET_ERROR_TYPE = "entry:budget_exceeded"

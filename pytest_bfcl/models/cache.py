@@ -69,6 +69,8 @@ def record_problem(record: Any) -> str | None:
         for call in result
     ):
         return "its 'result' is not what a server answers (text, or calls as {name: arguments})"
+    if record.get("finish_reason") == "error":  # stored before gateway errors were told apart
+        return 'it is a gateway\'s failure (finish_reason "error"), not an answer'
     ids = record.get("tool_call_ids", [])
     if not all(isinstance(i, str) for i in ids):
         return "its 'tool_call_ids' are not all text"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import threading
 import time
 from typing import Any
@@ -31,12 +30,14 @@ from pytest_bfcl.models.base import Generation, StepReply, StepRequest, Task
 from pytest_bfcl.models.cache import ResponseCache, cache_key
 from pytest_bfcl.models.endpoint_errors import (
     ERROR_BODY_BYTES,
+    NETWORK_ERRORS,
     Failure,
     InferenceError,
     ServerDown,
     Unreachable,
     error_text,
     read_capped,
+    redirect_problem,
     retry_after_header,
     status_failure,
     transport_failure,
@@ -48,14 +49,14 @@ from pytest_bfcl.models.endpoint_request import (
     resolved_base_url,
 )
 from pytest_bfcl.models.endpoint_response import (
-    completion_record,
+    answer_record,
     context_record,
     generation_fields,
-    oversized_record,
     served_models,
 )
+from pytest_bfcl.models.rate_limit import RateLimitWatch, retry_delay
 from pytest_bfcl.redact import url_credentials
-from pytest_bfcl.scoring import CONTEXT_EXCEEDED, ScoringOptions
+from pytest_bfcl.scoring import CONTEXT_EXCEEDED, PROMPT_FILTERED, ScoringOptions
 from pytest_bfcl.settings import credentials_problem
 from pytest_bfcl.web.transport import (
     Cancel,
@@ -107,6 +108,7 @@ class OpenAIChatModel:
         )
         self._lock = threading.Lock()
         self._silent_failures = 0  # failed attempts in a row without any answer (for messages)
+        self._rate_limits = RateLimitWatch()
         self.down_reason: str | None = None
 
     def close(self) -> None:
@@ -193,9 +195,9 @@ class OpenAIChatModel:
         if record is not None:
             return record, True
         record = self._transformed(self._complete(request))
-        # A context refusal is the server's limit, not an answer: a rerun on a server with a
-        # longer window asks again.
-        if record.get("finish_reason") != CONTEXT_EXCEEDED:
+        # A context or content-filter refusal is the server's limit, not an answer: a rerun on
+        # a server with a longer window or another policy asks again.
+        if record.get("finish_reason") not in (CONTEXT_EXCEEDED, PROMPT_FILTERED):
             self.cache.put(key, record)
         return record, False
 
@@ -218,6 +220,7 @@ class OpenAIChatModel:
         last: Failure | None = None
         replica: Replica | None = None
         backoffs = tried = 0
+        entry_started = time.monotonic()
         spared = False  # one cancelled attempt (a replica taken out under it) is not counted
         while tried < attempts:
             handle = Cancel()
@@ -226,12 +229,13 @@ class OpenAIChatModel:
             try:
                 with cancellable(handle):
                     body, cut, length = self._post(replica, payload)
-                record = self._record(body, time.perf_counter() - started, cut, length)
+                latency = time.perf_counter() - started
+                record = answer_record(body, latency, cut, length, self.settings.max_response_bytes)
             except Failure as failure:
-                if failure.kind == "context":  # an answer: the server is there, the model fails
+                if failure.kind in ("context", "filtered"):  # the server is there, the model fails
                     latency = time.perf_counter() - started
                     self._note_success(replica, handle, latency)
-                    return context_record(str(failure), latency)
+                    return context_record(str(failure), latency, failure.kind)
                 last = failure
                 if handle.cancelled:
                     last = Failure(
@@ -251,7 +255,7 @@ class OpenAIChatModel:
                 raise ServerDown(self.down_reason)
             if last.kind == "cancelled" and not spared:
                 spared = True
-            else:
+            elif last.kind != "busy" or not self._rate_limits.entry_may_wait(entry_started):
                 tried += 1
             if tried < attempts and not self._fails_over(last, replica):
                 time.sleep(self._delay(backoffs, last))
@@ -296,7 +300,7 @@ class OpenAIChatModel:
             ):
                 read_capped(response, PROBE_BODY_BYTES)
                 return Probe(response.status_code < 500)
-        except httpx.TransportError as exc:
+        except NETWORK_ERRORS as exc:
             failure = transport_failure(exc, replica.chat_url, REPLICA_PROBE_TIMEOUT)
             return Probe(False, str(failure) if failure.kind == "fatal" else None)
 
@@ -320,19 +324,18 @@ class OpenAIChatModel:
                         error_text(text),
                         retry_after_header(response),
                         text,
+                        response.headers.get("location"),
                     )
                 body, cut = read_capped(response, self.settings.max_response_bytes)
                 detach_cancel()  # answered: a cancel must not reach the pooled connection now
                 length = response.headers.get("content-length", "")
                 return body, cut, int(length) if length.isdigit() else None
-        except httpx.TransportError as exc:
+        except NETWORK_ERRORS as exc:
             raise transport_failure(exc, url, self.settings.timeout) from None
 
     def _delay(self, attempt: int, failure: Failure) -> float:
-        delay = self.settings.backoff * 2**attempt
-        if failure.retry_after is not None:
-            delay = max(delay, failure.retry_after)
-        return min(delay, 60.0) * (0.5 + random.random() / 2)
+        left = self._rate_limits.left()
+        return retry_delay(self.settings.backoff, attempt, failure.retry_after, left)
 
     # -- is the server down? --------------------------------------------------------------------
 
@@ -342,6 +345,7 @@ class OpenAIChatModel:
 
     def _note_success(self, replica: Replica, handle: Cancel, latency: float) -> None:
         self._balancer.release(replica, handle, latency=latency)
+        self._rate_limits.answered()
         with self._lock:
             self._silent_failures = 0
 
@@ -363,6 +367,8 @@ class OpenAIChatModel:
                     self.down_reason = f"the model server cannot be used: {reasons}"
             elif failure.kind == "silent":
                 self._note_silent(failure)
+            elif failure.kind == "busy" and (limited := self._rate_limits.limited(failure)):
+                self.down_reason = self.down_reason or limited
 
     def dead_replica(self, base_url: str) -> str | None:
         """Why the server process behind ``base_url`` is gone, when the plugin started it and
@@ -432,15 +438,11 @@ class OpenAIChatModel:
                     method, url, content=payload, headers=endpoint.headers, timeout=PROBE_TIMEOUT
                 ) as response,
             ):
+                if response.is_redirect:  # never followed: the key goes where it was told
+                    location = response.headers.get("location")
+                    raise SetupError(redirect_problem(url, response.status_code, location))
                 body, _ = read_capped(response, PROBE_BODY_BYTES)
                 return response.status_code, body
-        except httpx.TransportError as exc:
+        except NETWORK_ERRORS as exc:
             failure = transport_failure(exc, url, PROBE_TIMEOUT)
             raise Unreachable(f"the model server does not answer: {failure}") from None
-
-    # -- the record -----------------------------------------------------------------------------
-
-    def _record(self, body: bytes, latency: float, cut: bool, length: int | None) -> dict[str, Any]:
-        if cut:
-            return oversized_record(self.settings.max_response_bytes, latency, length)
-        return completion_record(body, latency)

@@ -19,6 +19,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.files import loads_bounded, read_regular_file, write_json_atomic
+from pytest_bfcl.report.baseline_integrity import (
+    format_problems,
+    merge_refusals,
+    merged_runs,
+    policy_differences,
+    totals_problems,
+)
 
 BASELINE_FORMAT = "pytest-bfcl-baseline/3"
 # Read as well: the second format (one verdict per entry, no stamps) and the first, checked
@@ -143,7 +150,7 @@ def load_baseline(path: Path) -> Baseline:
         first = exc.errors()[0]
         where = ".".join(map(str, first["loc"]))
         raise BaselineError(f"baseline {path} is malformed at {where}: {first['msg']}") from exc
-    problems = tampering(baseline)
+    problems = format_problems(raw) + tampering(baseline) + totals_problems(baseline)
     if problems:
         raise BaselineError(
             f"baseline {path} does not add up: {'; '.join(problems)}. It was edited or cut "
@@ -173,9 +180,8 @@ def tampering(baseline: Baseline) -> list[str]:
         for name, n in sorted(counts.items())
         if name not in recorded
     ]
-    if baseline.format != FIRST_FORMAT and baseline.digest != verdicts_digest(
-        baseline.verdicts, baseline.rates
-    ):
+    checked = baseline.format != FIRST_FORMAT or baseline.digest is not None
+    if checked and baseline.digest != verdicts_digest(baseline.verdicts, baseline.rates):
         problems.append("its verdicts do not match their recorded digest")
     stray = sorted(set(baseline.rates) - set(baseline.verdicts))
     if stray:
@@ -239,7 +245,7 @@ def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
             f"samples differ: this run asks {asked} per entry, the baseline recorded "
             f"{baseline.samples} (record it with at least as many, or merge baselines)"
         )
-    return problems
+    return problems + policy_differences(recorded, metadata)
 
 
 def version_note(baseline: Baseline, metadata: dict[str, Any]) -> str | None:
@@ -254,7 +260,8 @@ def version_note(baseline: Baseline, metadata: dict[str, Any]) -> str | None:
 def merge_baselines(baselines: list[Baseline]) -> dict[str, Any]:
     """One baseline from several recorded runs of the same model on the same data: each entry's
     passes and samples added up, so the gate compares with pass rates instead of one draw.
-    Runs that do not fit each other (data, mode, rules, temperature) are refused."""
+    Runs that do not fit each other (model, data, mode, rules, temperature, known-errors
+    policy) are refused, and so is a run given twice."""
     if len(baselines) < 2:
         raise BaselineError("merging needs at least two baselines")
     first = baselines[0]
@@ -267,6 +274,8 @@ def merge_baselines(baselines: list[Baseline]) -> dict[str, Any]:
         if problems or set(other.verdicts) != set(first.verdicts):
             why = "; ".join(problems) or "they scored different entries"
             raise BaselineError(f"these baselines cannot be merged: {why}")
+    if refusals := merge_refusals(baselines):
+        raise BaselineError(f"these baselines cannot be merged: {'; '.join(refusals)}")
     rates: dict[str, tuple[int, int]] = {}
     for baseline in baselines:
         for entry_id in baseline.verdicts:
@@ -278,6 +287,8 @@ def merge_baselines(baselines: list[Baseline]) -> dict[str, Any]:
         **first.metadata,
         "samples": min(k for _, k in rates.values()),
         "merged_from": len(baselines),
+        "run_id": None,
+        "merged_runs": merged_runs(baselines),
     }
     expected = {name: t.get("expected", 0) for name, t in first.totals.items()}
     return baseline_data(verdicts, metadata, first.categories, expected or None, rates)

@@ -14,6 +14,7 @@ from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import natural_key
 from pytest_bfcl.files import os_error_text, write_json_atomic
 from pytest_bfcl.report.baseline import Baseline, save_baseline, version_note
+from pytest_bfcl.report.baseline_integrity import new_run_id
 from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.completeness import incompleteness, missing_by_category
 from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
@@ -134,11 +135,17 @@ def write_reports(outcome: RunOutcome, finished: FinishedRun) -> None:
         lambda p: write_json_atomic(p, json_report(outcome, finished)),
     )
     write("HTML report", settings.html_path, lambda p: _write_html(p, outcome, finished, metadata))
-    write(
-        "baseline",
-        settings.save_baseline_path,
-        lambda p: _save_baseline(p, outcome, finished, metadata),
-    )
+    if settings.save_baseline_path is not None and not outcome.board.verdicts:
+        # --collect-only, a -k that matched nothing, a run stopped at once: a baseline already
+        # there is worth more than an empty one
+        why = "nothing was scored (a baseline already there is left as it was)"
+        finished.not_written.append(("baseline", settings.save_baseline_path, why))
+    else:
+        write(
+            "baseline",
+            settings.save_baseline_path,
+            lambda p: _save_baseline(p, outcome, finished, metadata),
+        )
     if settings.csv_dir is not None:
         cost = (outcome.usage or {}).get("cost_usd")
         tables = csv_tables(scores, outcome.model_name, outcome.board.latencies, cost)
@@ -170,6 +177,7 @@ def _save_baseline(
     path: Path, outcome: RunOutcome, finished: FinishedRun, metadata: dict[str, Any]
 ) -> None:
     portable = {**metadata, "dataset": {**metadata["dataset"], "data_dir": None}}
+    portable["run_id"] = new_run_id()  # a merge takes each recorded run once
     save_baseline(
         path,
         outcome.board.verdicts,

@@ -30,6 +30,7 @@ from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.html_builder import HtmlBuilder, builder_wanted
 from pytest_bfcl.report.html_entries import HtmlEntries
 from pytest_bfcl.report.junit_cases import TextTestcases, install_text_testcases
+from pytest_bfcl.report.junit_guard import refuse_unwritable_junit
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import Prices, replica_summary, usage_summary
@@ -70,6 +71,7 @@ class ControllerPlugin(SessionPlugin):
             if builder is not None:
                 self.html_entries = builder
         self.junit_cases: TextTestcases | None = None  # BFCL testcases of the junit file
+        self.junit_refused: str | None = None  # why the junit file cannot be written
         self.worker_replicas: list[list[dict[str, Any]]] = []  # from each xdist worker
         # An xdist controller's progress: the entries its workers reported (set once they
         # have collected, which tells the controller how many there are).
@@ -83,6 +85,7 @@ class ControllerPlugin(SessionPlugin):
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """Before anything is generated (and before xdist starts its workers): set-up problems
         end the session with one line, and the score board learns what the run must score."""
+        self.junit_refused = refuse_unwritable_junit(self.config)
         self.junit_cases = install_text_testcases(self.config, f"{NODE_PREFIX}/")
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if self.config.option.collectonly:
@@ -244,7 +247,8 @@ class ControllerPlugin(SessionPlugin):
             failures=self.failures,
             explanations=self.explanations,
             junit_path=Path(junit) if junit else None,
-            junit_not_written=self.junit_cases.not_written if self.junit_cases else None,
+            junit_not_written=self.junit_refused
+            or (self.junit_cases.not_written if self.junit_cases else None),
             step_summary=Path(step_summary) if step_summary else None,
             results_root=self.run.results.root if self.run.results is not None else None,
             gate_exclusions=listed_errors.gate_exclusions(

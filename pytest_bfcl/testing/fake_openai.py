@@ -2,8 +2,9 @@
 oracle's answer (tool calls or text), multi-turn conversations step by step, and can inject
 faults per entry: 429s, 500s, stalls, dropped connections, malformed tool calls, 200s without
 a model message (an error object, no or empty choices, a null message), context-length
-refusals, and hostile behaviour: bytes dripped slowly, huge bodies, 401/404 on everything, odd
-usage values and shapes. It lists its models on GET /models. It listens on 127.0.0.1 only.
+refusals, the gateways' shapes of :mod:`.gateway_faults`, and hostile behaviour: bytes
+dripped slowly, huge bodies, 401/404 on everything, odd usage values and shapes. It lists its
+models on GET /models. It listens on 127.0.0.1 only.
 
 Like a server with a fixed batch, it can answer ``capacity`` requests at once and queue the
 rest; and it can stop answering after a number of requests (``stall_after``)."""
@@ -24,6 +25,7 @@ from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.kinds import open_dataset
 from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.oracle import OracleModel
+from pytest_bfcl.testing.gateway_faults import GATEWAY_FAULTS
 
 _TOOL_RESULTS_PREFIX = "[{'role': 'tool'"  # prompting mode feeds results back as user messages
 
@@ -193,6 +195,8 @@ class FakeOpenAI:
             def do_GET(self) -> None:
                 if fake.always and self._hostile(fake.always):
                     return None
+                if fake.always in GATEWAY_FAULTS:  # a redirect, a broken encoding
+                    return GATEWAY_FAULTS[fake.always](self)
                 if self.path.rstrip("/").endswith("/models"):
                     listing = [{"id": name, "object": "model"} for name in fake.served_models]
                     return self._send(200, {"object": "list", "data": listing})
@@ -256,6 +260,9 @@ class FakeOpenAI:
                 with fake.lock:
                     fake.in_flight -= 1
                     fake.spans.append((arrived, time.time()))
+                gateway = fault if fault in GATEWAY_FAULTS else fake.always
+                if gateway in GATEWAY_FAULTS:  # gateways', rate limiters' and providers' shapes
+                    return GATEWAY_FAULTS[gateway](self)
                 if fault == "429":
                     return self._send(
                         429, {"error": {"message": "slow down"}}, {"retry-after": "0"}
