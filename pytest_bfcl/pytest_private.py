@@ -69,6 +69,28 @@ def junitxml_writer(config: pytest.Config) -> tuple[Any, JunitHelpers] | None:
     return xml, JunitHelpers(junitxml)
 
 
+def junit_logfile(config: pytest.Config) -> str | None:
+    """The path pytest's junit writer will write (``--junitxml``), whatever the writer's
+    shape; None without one."""
+    try:
+        from _pytest import junitxml
+    except ImportError:
+        return None
+    xml = config.stash.get(junitxml.xml_key, None)
+    logfile = getattr(xml, "logfile", None)
+    return logfile if isinstance(logfile, str) else None
+
+
+def switch_junit_writer_off(config: pytest.Config) -> None:
+    """Unregister pytest's junit writer, so it writes no file at the session's end."""
+    from _pytest import junitxml
+
+    xml = config.stash.get(junitxml.xml_key, None)
+    if xml is not None:
+        config.pluginmanager.unregister(xml)
+        del config.stash[junitxml.xml_key]
+
+
 def report_fields(report: pytest.TestReport) -> dict[str, Any]:
     """A test report as plain data, as pytest-xdist sends it (pytest's own serialisation)."""
     return report._to_json()
