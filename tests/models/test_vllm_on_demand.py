@@ -96,3 +96,19 @@ def test_temporary_files_stay_in_the_run_s_folder_and_go_with_the_server(
     [left] = [line for line in (logs / "tmp.log").read_text().splitlines() if "vllm_dist_" in line]
     assert f"{logs}/vllm-tmp-" in left  # vLLM's temporary file was made in the run's folder
     assert not list(logs.glob("vllm-tmp-*"))  # and removed with it at stop
+
+
+def test_under_xdist_the_controller_starts_the_server_for_its_workers(pytester, stand_in, tmp_path):
+    result = pytester.runpytest_subprocess(
+        "--bfcl-model=vllm:acme/tool-model-7b",
+        f"--bfcl-vllm-exe={STAND_IN}",
+        "--bfcl-vllm-args=--tool-call-parser hermes",
+        "--bfcl-category=live_parallel",
+        f"--bfcl-cache-dir={tmp_path / 'cache'}",
+        "-n",
+        "2",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=16)
+    assert starts(stand_in) == 1  # one server, shared: no worker started its own
