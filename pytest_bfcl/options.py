@@ -236,6 +236,13 @@ OPTIONS: tuple[Option, ...] = (
         "--bfcl-max-tokens", "max_tokens", "maximum output tokens per request", rule=rules.whole(1)
     ),
     Option(
+        "--bfcl-extra-body",
+        "extra_body",
+        "JSON object of fields added to every request (tool_choice, chat_template_kwargs, "
+        "sampling fields the server accepts); the run is then not comparable to the leaderboard",
+        rule=rules.EXTRA_BODY,
+    ),
+    Option(
         "--bfcl-sampling-seed",
         "sampling_seed",
         "seed sent to servers that support one",

@@ -85,6 +85,8 @@ class Settings(BaseModel):
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float = 0.0
     max_tokens: int | None = None
+    # request fields beyond the leaderboard's (tool_choice, chat_template_kwargs, ...)
+    extra_body: dict[str, Any] = {}
     sampling_seed: int | None = None
     timeout: float = 120.0
     retries: int = 4

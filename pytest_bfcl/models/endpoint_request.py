@@ -66,6 +66,7 @@ class EndpointSettings(BaseModel):
     backoff: float = 1.0  # first retry delay in seconds; doubles each time, with jitter
     identity: str = ""  # extra cache identity (serving flags, checkpoint hash)
     max_response_bytes: int = MAX_RESPONSE_BYTES
+    extra_body: dict[str, Any] = {}  # fields added to every request
 
     @classmethod
     def from_settings(
@@ -83,6 +84,7 @@ class EndpointSettings(BaseModel):
             retries=settings.retries,
             identity=identity,
             max_response_bytes=settings.max_response_bytes,
+            extra_body=settings.extra_body,
         )
 
 
@@ -130,6 +132,7 @@ class RequestBuilder:
             request["max_tokens"] = self.settings.max_tokens
         if self.settings.seed is not None:
             request["seed"] = self.settings.seed
+        request.update(self.settings.extra_body)  # none of the fields set above (checked)
         return request
 
     def ping(self) -> bytes:

@@ -153,6 +153,7 @@ class OpenAIChatModel:
             "served_model": s.model,
             "base_urls": list(s.base_urls),
             "sampling": {"temperature": s.temperature, "max_tokens": s.max_tokens, "seed": s.seed},
+            "extra_body": dict(s.extra_body),
             "identity": s.identity,
         }
 

@@ -239,6 +239,12 @@ def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
             f"temperature differs: baseline {recorded.get('temperature')!r}, this run "
             f"{metadata.get('temperature')!r}"
         )
+    extra, recorded_extra = metadata.get("extra_body") or {}, recorded.get("extra_body") or {}
+    if extra != recorded_extra:
+        problems.append(
+            f"request fields differ (--bfcl-extra-body): baseline {_json(recorded_extra)}, "
+            f"this run {_json(extra)}"
+        )
     asked = int(metadata.get("samples") or 1)
     if asked > baseline.samples:
         problems.append(
@@ -246,6 +252,10 @@ def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
             f"{baseline.samples} (record it with at least as many, or merge baselines)"
         )
     return problems + policy_differences(recorded, metadata)
+
+
+def _json(fields: Any) -> str:
+    return json.dumps(fields, sort_keys=True) if fields else "none"
 
 
 def version_note(baseline: Baseline, metadata: dict[str, Any]) -> str | None:

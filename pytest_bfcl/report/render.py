@@ -19,11 +19,21 @@ def percent(value: float | None) -> str:
     return "not run" if value is None else f"{value * 100:6.2f}%"
 
 
+def extra_body_note(fields: dict[str, Any]) -> str:
+    """The request fields a run added, and what that means for its scores."""
+    shown = json.dumps(fields, sort_keys=True, ensure_ascii=False)
+    return (
+        f"request fields beyond the leaderboard's (--bfcl-extra-body): {bounded(shown, 300)}; "
+        "scores not comparable to the leaderboard"
+    )
+
+
 def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
     lines = [
         f"model: {metadata.get('model')}  mode: {metadata.get('mode')}  dataset: "
         f"bfcl-eval {metadata.get('dataset', {}).get('version')}",
         *([str(metadata["leaderboard_note"])] if metadata.get("leaderboard_note") else []),
+        *([extra_body_note(metadata["extra_body"])] if metadata.get("extra_body") else []),
         *(
             [
                 "scoring: --bfcl-partial-eval (each category over the entries present, as the "

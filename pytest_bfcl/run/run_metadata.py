@@ -21,6 +21,13 @@ def model_temperature(run: BfclRun) -> float | None:
     return None
 
 
+def extra_body(run: BfclRun) -> dict[str, Any]:
+    """Request fields beyond the leaderboard's that an endpoint model sends (none for
+    others): answers to other requests, not comparable to the leaderboard's."""
+    extra = run.model.metadata().get("extra_body")
+    return dict(extra) if isinstance(extra, dict) else {}
+
+
 def run_metadata(run: BfclRun) -> dict[str, Any]:
     settings, scoring, source = run.settings, run.scoring, run.source
     return {
@@ -44,6 +51,7 @@ def run_metadata(run: BfclRun) -> dict[str, Any]:
         "detect": settings.detect,
         "samples": settings.samples,
         "temperature": model_temperature(run),
+        "extra_body": extra_body(run),
         "scoring_rules": SCORING_RULES_VERSION,
         "known_errors": settings.known_errors,
         "gate": settings.gate.model_dump(),

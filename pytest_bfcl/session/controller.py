@@ -16,6 +16,7 @@ import pytest
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.errors import SetupError
+from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.perf import collect_and_freeze, freeze_long_lived
 from pytest_bfcl.redact import redact_data, redact_text
 from pytest_bfcl.report.baseline import Baseline
@@ -35,7 +36,7 @@ from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import Prices, replica_summary, usage_summary
 from pytest_bfcl.run.engine import BfclRun
-from pytest_bfcl.run.preflight import left_out_line, preflight
+from pytest_bfcl.run.preflight import left_out_line, preflight, start_shared_servers
 from pytest_bfcl.run.scheduler import ReportedProgress
 from pytest_bfcl.session.common import (
     SessionPlugin,
@@ -92,7 +93,9 @@ class ControllerPlugin(SessionPlugin):
             return
         try:
             preflight(self.run)
-        except SetupError as exc:
+            if self.config.pluginmanager.has_plugin("dsession"):
+                start_shared_servers(self.run.model)  # before xdist starts its workers
+        except (SetupError, ModelSpecError) as exc:
             raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
         self.board.expect(self.run.expected_ids(), self.run.sampled_populations())
         if reporter is not None and self._summarise_failures():

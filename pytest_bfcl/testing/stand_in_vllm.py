@@ -11,6 +11,7 @@ serves the test server's oracle answers on that port. Behaviour from the environ
 - ``STANDIN_FAIL_DEVICES``: like ``STANDIN_FAIL``, for the server on these devices only
 - ``STANDIN_LATENCY``: seconds before each answer
 - ``STANDIN_ECHO``: a line to print at start (a server printing a token it was given)
+- ``STANDIN_TEMP_FILE``: leave a ``vllm_dist_*`` file in the temporary folder, as vLLM does
 """
 
 from __future__ import annotations
@@ -39,6 +40,12 @@ def main() -> None:
     print(f"INFO devices={devices or '(all)'}", flush=True)
     if os.environ.get("STANDIN_ECHO"):
         print(f"INFO {os.environ['STANDIN_ECHO']}", flush=True)
+    if os.environ.get("STANDIN_TEMP_FILE"):
+        import tempfile
+
+        handle, name = tempfile.mkstemp(prefix="vllm_dist_")
+        os.close(handle)
+        print(f"INFO temporary file {name}", flush=True)
     if os.environ.get("STANDIN_STARTS"):
         with open(os.environ["STANDIN_STARTS"], "a") as fh:
             fh.write(f"{os.getpid()}\n")
