@@ -148,3 +148,24 @@ def _group_score(
         flaky=sum(c.flaky for c in members),
         flaky_ids=[i for c in members for i in c.flaky_ids],
     )
+
+
+def category_weights(
+    cats: dict[str, CategoryScore], names: tuple[str, ...]
+) -> dict[str, dict[str, float]]:
+    """Each category's weight in each named group's (or the overall) score, as the run-sized
+    aggregation combines them: every score is linear in its categories' accuracies, so a
+    category's weight is the score with that category at 1 and every other at 0. The gate
+    tests the very difference the tables print with these."""
+    out: dict[str, dict[str, float]] = {name: {} for name in names}
+    for probed in cats:
+        unit = {
+            name: score.model_copy(update={"accuracy": float(name == probed)})
+            for name, score in cats.items()
+        }
+        parts = _combined(unit, sized_by_run=True)
+        for name in names:
+            weight = parts[name].accuracy
+            if weight:
+                out[name][probed] = weight
+    return out
