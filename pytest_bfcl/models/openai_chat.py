@@ -160,18 +160,15 @@ class OpenAIChatModel:
         return self.requests.for_task(task)
 
     def step(self, step: StepRequest) -> StepReply:
-        task = step.task
-        record, cached = self._answer(self.requests.for_step(step), task.sample, task.entry.id)
+        record, cached = self._answer(self.requests.for_step(step), step.task)
         record = apply_reasoning_mode(record, self.scoring.reasoning)
         return StepReply(cached=cached, **record)
 
     def cache_identity(
         self, request: dict[str, Any], sample: int = 0, entry: str | None = None
     ) -> dict[str, Any]:
-        """What the cache key is taken from. Each repeated sample of an entry is a request of
-        its own (the first keeps the key a single-sample run has), and so is each entry's: two
-        entries that send the same request (multi-turn variants open with the same first turn)
-        get a draw each, as the leaderboard's independent runs of them would."""
+        """What the cache key is taken from: an answer is a draw per entry and per repeated
+        sample (entries sending the same request, as multi-turn variants do, never share one)."""
         identity: dict[str, Any] = {"identity": self.settings.identity, "mode": self.scoring.mode}
         if entry is not None:
             identity["entry"] = entry
@@ -180,24 +177,22 @@ class OpenAIChatModel:
         return {**identity, "request": request}
 
     def generate(self, task: Task) -> Generation:
-        record, cached = self._answer(self.build_request(task), task.sample, task.entry.id)
+        record, cached = self._answer(self.build_request(task), task)
         record = apply_reasoning_mode(record, self.scoring.reasoning)
         return Generation(id=task.entry.id, cached=cached, **generation_fields(record))
 
-    def _answer(
-        self, request: dict[str, Any], sample: int = 0, entry: str | None = None
-    ) -> tuple[dict[str, Any], bool]:
+    def _answer(self, request: dict[str, Any], task: Task) -> tuple[dict[str, Any], bool]:
         """The response record for a request, from the cache when it has it. A project's
         transforms apply before the cache key is taken and before the record is stored.
         A repeated sample with a sampling seed sends seed + sample: the same seed would make
         every sample the same answer."""
-        if sample and isinstance(request.get("seed"), int):
-            request = {**request, "seed": request["seed"] + sample}
+        if task.sample and isinstance(request.get("seed"), int):
+            request = {**request, "seed": request["seed"] + task.sample}
         if self.hook is not None:
             self.hook.pytest_bfcl_transform_request(request=request, model=self.name)
         if self.cache is None:
             return self._transformed(self._complete(request)), False
-        key = cache_key(self.cache_identity(request, sample, entry))
+        key = cache_key(self.cache_identity(request, task.sample, task.entry.id))
         record = self.cache.get(key)
         if record is not None:
             return record, True

@@ -22,6 +22,7 @@ from pytest_bfcl.check.oversized import oversized_answer_verdict
 from pytest_bfcl.check.verdict import Verdict, combine_samples
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import category_of_id
+from pytest_bfcl.dataset.clusters import clusters_of
 from pytest_bfcl.dataset.fetch import DatasetError, DataSource, resolve_data_source
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import Answer, Entry
@@ -213,6 +214,10 @@ class BfclRun:
             if ids:
                 expected[category] = ids
         return expected
+
+    def clusters(self) -> dict[str, str]:
+        """Entry id -> cluster, over the entries this run scores (for the intervals)."""
+        return clusters_of((c, e) for c in self.settings.categories for e in self.entries_for(c))
 
     def sampled_populations(self) -> dict[str, int]:
         """For a sampled run, the size of each selected category (what its sample stands
