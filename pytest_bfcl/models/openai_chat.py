@@ -163,35 +163,39 @@ class OpenAIChatModel:
         return self.requests.for_task(task)
 
     def step(self, step: StepRequest) -> StepReply:
-        record, cached = self._answer(self.requests.for_step(step), step.task.sample)
+        record, cached = self._answer(self.requests.for_step(step), step.task)
         record = apply_reasoning_mode(record, self.scoring.reasoning)
         return StepReply(cached=cached, **record)
 
-    def cache_identity(self, request: dict[str, Any], sample: int = 0) -> dict[str, Any]:
-        """What the cache key is taken from. Each repeated sample of an entry is a request of
-        its own (the first keeps the key a single-sample run has)."""
+    def cache_identity(
+        self, request: dict[str, Any], sample: int = 0, entry: str | None = None
+    ) -> dict[str, Any]:
+        """What the cache key is taken from: an answer is a draw per entry and per repeated
+        sample (entries sending the same request, as multi-turn variants do, never share one)."""
         identity: dict[str, Any] = {"identity": self.settings.identity, "mode": self.scoring.mode}
+        if entry is not None:
+            identity["entry"] = entry
         if sample:
             identity["sample"] = sample
         return {**identity, "request": request}
 
     def generate(self, task: Task) -> Generation:
-        record, cached = self._answer(self.build_request(task), task.sample)
+        record, cached = self._answer(self.build_request(task), task)
         record = apply_reasoning_mode(record, self.scoring.reasoning)
         return Generation(id=task.entry.id, cached=cached, **generation_fields(record))
 
-    def _answer(self, request: dict[str, Any], sample: int = 0) -> tuple[dict[str, Any], bool]:
+    def _answer(self, request: dict[str, Any], task: Task) -> tuple[dict[str, Any], bool]:
         """The response record for a request, from the cache when it has it. A project's
         transforms apply before the cache key is taken and before the record is stored.
         A repeated sample with a sampling seed sends seed + sample: the same seed would make
         every sample the same answer."""
-        if sample and isinstance(request.get("seed"), int):
-            request = {**request, "seed": request["seed"] + sample}
+        if task.sample and isinstance(request.get("seed"), int):
+            request = {**request, "seed": request["seed"] + task.sample}
         if self.hook is not None:
             self.hook.pytest_bfcl_transform_request(request=request, model=self.name)
         if self.cache is None:
             return self._transformed(self._complete(request)), False
-        key = cache_key(self.cache_identity(request, sample))
+        key = cache_key(self.cache_identity(request, task.sample, task.entry.id))
         record = self.cache.get(key)
         if record is not None:
             return record, True

@@ -158,6 +158,9 @@ class BfclRun:
         options do not exclude."""
         return self.selection.expected_ids(self.skip_reason)
 
+    def clusters(self) -> dict[str, str]:
+        return self.selection.clusters()
+
     def expected_requests(self, entry_id: str) -> int:
         return self.selection.expected_requests(entry_id)
 

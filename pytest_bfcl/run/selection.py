@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pytest_bfcl.dataset.categories import category_of_id
+from pytest_bfcl.dataset.clusters import clusters_of
 from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import Entry
@@ -71,6 +72,11 @@ class Selection:
             if ids:
                 expected[category] = ids
         return expected
+
+    def clusters(self) -> dict[str, str]:
+        """Entry id -> cluster, over the entries this run scores (for the intervals)."""
+        categories = self.settings.categories
+        return clusters_of((c, e) for c in categories for e in self.entries_for(c))
 
     def expected_requests(self, entry_id: str) -> int:
         """The scheduler's rough count of the entry's requests (1 for an id this run does not

@@ -98,6 +98,7 @@ class ControllerPlugin(SessionPlugin):
         except (SetupError, ModelSpecError) as exc:
             raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
         self.board.expect(self.run.expected_ids(), self.run.sampled_populations())
+        self.board.clusters = self.run.clusters()
         if reporter is not None and self._summarise_failures():
             leave_bfcl_failures_out_of_sections(reporter)
         if self.baseline is not None and not self.settings.baseline_common:
