@@ -229,7 +229,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--bfcl-temperature",
         "temperature",
-        "sampling temperature (default 0)",
+        "sampling temperature (default 0.001, the leaderboard's)",
         rule=rules.number(at_least=0),
     ),
     Option(

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, expand_categories
+from pytest_bfcl.models.leaderboard_wire import REFERENCE_TEMPERATURE
 from pytest_bfcl.option_rules import (
     GateMode,
     KnownErrors,
@@ -83,7 +84,7 @@ class Settings(BaseModel):
     # OpenAI-compatible endpoints
     base_urls: tuple[str, ...] = ()
     api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.0
+    temperature: float = REFERENCE_TEMPERATURE  # the leaderboard's, unless set
     max_tokens: int | None = None
     sampling_seed: int | None = None
     timeout: float = 120.0
