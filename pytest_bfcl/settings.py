@@ -9,7 +9,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, expand_categories
-from pytest_bfcl.models.leaderboard_wire import REFERENCE_TEMPERATURE
 from pytest_bfcl.option_rules import (
     GateMode,
     KnownErrors,
@@ -28,7 +27,7 @@ from pytest_bfcl.redact import (
     register_secrets_in_url,
     url_credentials,
 )
-from pytest_bfcl.scoring import Mode, Reasoning
+from pytest_bfcl.scoring import REFERENCE_TEMPERATURE, HistoryEcho, Mode, Reasoning
 
 DEFAULT_CATEGORIES = "all_scoring"
 
@@ -57,6 +56,8 @@ class Settings(BaseModel):
     # where a thinking model's reasoning is: a field of its own, or <think> blocks in the text
     # too (pytest_bfcl.decode.reasoning)
     reasoning: Reasoning = "field"
+    # how an answer is echoed into a conversation's history (pytest_bfcl.models.leaderboard_wire)
+    history_echo: HistoryEcho = "as-returned"
     # multi-turn: also fail calls made in a turn whose ground truth is empty (off by default,
     # as on the leaderboard)
     strict_multi_turn: bool = False

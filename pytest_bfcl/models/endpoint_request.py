@@ -21,7 +21,7 @@ from pytest_bfcl.models.function_docs import (
     to_openai_tools,
     with_language_hints,
 )
-from pytest_bfcl.models.leaderboard_wire import REFERENCE_TEMPERATURE, STORE
+from pytest_bfcl.models.leaderboard_wire import REFERENCE_TEMPERATURE, STORE, HistoryEcho
 from pytest_bfcl.scoring import ScoringOptions
 
 # The largest answer read from a server. A chat completion with tool calls is a few kB; even a
@@ -68,6 +68,7 @@ class EndpointSettings(BaseModel):
     backoff: float = 1.0  # first retry delay in seconds; doubles each time, with jitter
     identity: str = ""  # extra cache identity (serving flags, checkpoint hash)
     max_response_bytes: int = MAX_RESPONSE_BYTES
+    history_echo: HistoryEcho = "as-returned"  # how an answer joins a conversation's history
 
     @classmethod
     def from_settings(
@@ -85,6 +86,7 @@ class EndpointSettings(BaseModel):
             retries=settings.retries,
             identity=identity,
             max_response_bytes=settings.max_response_bytes,
+            history_echo=settings.history_echo,
         )
 
 

@@ -54,6 +54,7 @@ from pytest_bfcl.models.endpoint_response import (
     oversized_record,
     served_models,
 )
+from pytest_bfcl.models.leaderboard_wire import echo_of_record
 from pytest_bfcl.redact import url_credentials
 from pytest_bfcl.scoring import CONTEXT_EXCEEDED, ScoringOptions
 from pytest_bfcl.settings import credentials_problem
@@ -162,7 +163,8 @@ class OpenAIChatModel:
     def step(self, step: StepRequest) -> StepReply:
         record, cached = self._answer(self.requests.for_step(step), step.task.sample)
         record = apply_reasoning_mode(record, self.scoring.reasoning)
-        return StepReply(cached=cached, **record)
+        echo = echo_of_record(record, self.scoring.mode, self.settings.history_echo)
+        return StepReply(cached=cached, echo=echo, **record)
 
     def cache_identity(self, request: dict[str, Any], sample: int = 0) -> dict[str, Any]:
         """What the cache key is taken from. Each repeated sample of an entry is a request of
