@@ -52,7 +52,9 @@ def pytest_bfcl_transform_request(request: dict[str, Any], model: str) -> None:
 
 @hookspec
 def pytest_bfcl_transform_response(record: dict[str, Any], model: str) -> None:
-    """Modify a response record (``result``, ``reasoning``, token counts...) in place."""
+    """Modify a response record (``result``, ``reasoning``, token counts...) in place.
+    ``message`` is the answer's message as the server returned it, which a conversation echoes
+    into its history: a transform that changes the answer changes it too."""
 
 
 @hookspec

@@ -77,6 +77,16 @@ OPTIONS: tuple[Option, ...] = (
         rule=rules.REASONING,
     ),
     Option(
+        "--bfcl-history-echo",
+        "history_echo",
+        "how an answer is echoed into a conversation's history: 'as-returned' (the message as "
+        "the server returned it, reasoning and all, as the leaderboard's plain chat handler "
+        "does) or 'no-reasoning' (rebuilt without reasoning_content, as its DeepSeek, Grok and "
+        "Ling handlers do; servers that refuse reasoning in a history need it) (default: "
+        "as-returned; --bfcl-leaderboard-model picks the model's)",
+        rule=rules.HISTORY_ECHO,
+    ),
+    Option(
         "--bfcl-strict-multi-turn",
         "strict_multi_turn",
         "multi-turn: fail calls made in turns where none should be made (off: leaderboard rules)",
@@ -229,7 +239,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--bfcl-temperature",
         "temperature",
-        "sampling temperature (default 0)",
+        "sampling temperature (default 0.001, the leaderboard's)",
         rule=rules.number(at_least=0),
     ),
     Option(

@@ -27,7 +27,7 @@ from pytest_bfcl.redact import (
     register_secrets_in_url,
     url_credentials,
 )
-from pytest_bfcl.scoring import Mode, Reasoning
+from pytest_bfcl.scoring import REFERENCE_TEMPERATURE, HistoryEcho, Mode, Reasoning
 
 DEFAULT_CATEGORIES = "all_scoring"
 
@@ -56,6 +56,8 @@ class Settings(BaseModel):
     # where a thinking model's reasoning is: a field of its own, or <think> blocks in the text
     # too (pytest_bfcl.decode.reasoning)
     reasoning: Reasoning = "field"
+    # how an answer is echoed into a conversation's history (pytest_bfcl.models.leaderboard_wire)
+    history_echo: HistoryEcho = "as-returned"
     # multi-turn: also fail calls made in a turn whose ground truth is empty (off by default,
     # as on the leaderboard)
     strict_multi_turn: bool = False
@@ -83,7 +85,7 @@ class Settings(BaseModel):
     # OpenAI-compatible endpoints
     base_urls: tuple[str, ...] = ()
     api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.0
+    temperature: float = REFERENCE_TEMPERATURE  # the leaderboard's, unless set
     max_tokens: int | None = None
     # request fields beyond the leaderboard's (tool_choice, chat_template_kwargs, ...)
     extra_body: dict[str, Any] = {}

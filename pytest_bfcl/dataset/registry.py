@@ -91,6 +91,8 @@ class LeaderboardModel(BaseModel):
     # The handler class whose response parsing applies (it decides whether ``<think>`` blocks
     # are cut out of the text, see :mod:`pytest_bfcl.decode.reasoning`); None when not resolved.
     response_parser: str | None = None
+    # The same per mode (a run may choose the mode the model is not registered in).
+    response_parser_in: dict[str, str | None] = {}
     extra: dict[str, Any] = {}
 
     @property
@@ -259,6 +261,10 @@ def _load_cached(path: Path, handler_dir: Path) -> dict[str, LeaderboardModel]:
             update={
                 "decoder": method_provider(model.handler, DECODE_METHOD, classes),
                 "response_parser": _response_parser(model, classes),
+                "response_parser_in": {
+                    mode: _response_parser(model.model_copy(update={"mode": mode}), classes)
+                    for mode in PARSE_METHODS
+                },
             }
         )
         for name, model in registry.items()

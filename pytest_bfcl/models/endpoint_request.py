@@ -20,6 +20,7 @@ from pytest_bfcl.models.function_docs import (
     to_openai_tools,
     with_language_hints,
 )
+from pytest_bfcl.models.leaderboard_wire import REFERENCE_TEMPERATURE, STORE, HistoryEcho
 from pytest_bfcl.scoring import ScoringOptions
 
 # The largest answer read from a server. A chat completion with tool calls is a few kB; even a
@@ -58,7 +59,7 @@ class EndpointSettings(BaseModel):
     model: str  # the name sent to the server
     base_urls: tuple[str, ...] = ()  # empty: OPENAI_BASE_URL, else OpenAI's own
     api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.0
+    temperature: float = REFERENCE_TEMPERATURE
     max_tokens: int | None = None
     seed: int | None = None
     timeout: float = 120.0  # deadline of one request, body included
@@ -67,6 +68,7 @@ class EndpointSettings(BaseModel):
     identity: str = ""  # extra cache identity (serving flags, checkpoint hash)
     max_response_bytes: int = MAX_RESPONSE_BYTES
     extra_body: dict[str, Any] = {}  # fields added to every request
+    history_echo: HistoryEcho = "as-returned"  # how an answer joins a conversation's history
 
     @classmethod
     def from_settings(
@@ -85,6 +87,7 @@ class EndpointSettings(BaseModel):
             identity=identity,
             max_response_bytes=settings.max_response_bytes,
             extra_body=settings.extra_body,
+            history_echo=settings.history_echo,
         )
 
 
@@ -118,10 +121,13 @@ class RequestBuilder:
         return self.body(step.messages, step.functions)
 
     def body(self, messages: list[dict[str, Any]], docs: list[dict[str, Any]]) -> dict[str, Any]:
-        """The chat-completions body: sampling, the docs as tools in fc mode, the messages."""
+        """The chat-completions body: the parameters the leaderboard's handler sends (model,
+        temperature, ``store``), the docs as tools in fc mode (none when there are none), the
+        messages; the token limit and seed only when the user sets them."""
         request: dict[str, Any] = {
             "model": self.settings.model,
             "temperature": self.settings.temperature,
+            "store": STORE,
         }
         if self.scoring.mode == "fc":
             tools = to_openai_tools(docs, self.texts)

@@ -54,6 +54,7 @@ from pytest_bfcl.models.endpoint_response import (
     generation_fields,
     served_models,
 )
+from pytest_bfcl.models.leaderboard_wire import echo_of_record
 from pytest_bfcl.models.rate_limit import RateLimitWatch, retry_delay
 from pytest_bfcl.redact import url_credentials
 from pytest_bfcl.scoring import CONTEXT_EXCEEDED, PROMPT_FILTERED, ScoringOptions
@@ -165,7 +166,8 @@ class OpenAIChatModel:
     def step(self, step: StepRequest) -> StepReply:
         record, cached = self._answer(self.requests.for_step(step), step.task)
         record = apply_reasoning_mode(record, self.scoring.reasoning)
-        return StepReply(cached=cached, **record)
+        echo = echo_of_record(record, self.scoring.mode, self.settings.history_echo)
+        return StepReply(cached=cached, echo=echo, **record)
 
     def cache_identity(
         self, request: dict[str, Any], sample: int = 0, entry: str | None = None

@@ -11,6 +11,7 @@ from pathlib import Path
 from pytest_bfcl.dataset.fetch import DataSource, ensure_pinned_data
 from pytest_bfcl.dataset.registry import LeaderboardModel, load_model_registry, lookup
 from pytest_bfcl.decode.reasoning import reasoning_mode_of
+from pytest_bfcl.models.leaderboard_wire import history_echo_of
 from pytest_bfcl.settings import Settings
 
 
@@ -42,9 +43,25 @@ def as_leaderboard_scores(settings: Settings, source: DataSource) -> Settings:
     reasoning = settings.reasoning
     if "reasoning" not in given:
         reasoning = reasoning_mode_of(model.response_parser)
+    echo = settings.history_echo
+    if "history_echo" not in given:
+        echo = history_echo_of(_parser_in_mode(model, mode))
     return settings.model_copy(
-        update={"mode": mode, "underscore_to_dot": underscore, "reasoning": reasoning}
+        update={
+            "mode": mode,
+            "underscore_to_dot": underscore,
+            "reasoning": reasoning,
+            "history_echo": echo,
+        }
     )
+
+
+def _parser_in_mode(model: LeaderboardModel, mode: str) -> str | None:
+    """The class that parses the model's responses in the mode the run uses (the registry
+    resolves it for the model's own mode; a mode given explicitly may be the other one)."""
+    if mode == model.mode:
+        return model.response_parser
+    return model.response_parser_in.get(mode, model.response_parser)
 
 
 def leaderboard_note(settings: Settings, source: DataSource) -> str:
@@ -53,7 +70,8 @@ def leaderboard_note(settings: Settings, source: DataSource) -> str:
     convention = "on" if settings.underscore_to_dot else "off"
     note = (
         f"scored as the leaderboard scores {model.name} ({settings.mode} mode, "
-        f"underscore_to_dot {convention}, reasoning {settings.reasoning})"
+        f"underscore_to_dot {convention}, reasoning {settings.reasoning}, history echo "
+        f"{settings.history_echo})"
     )
     if model.decodes_like is None:
         note += (
