@@ -10,6 +10,9 @@ Mode = Literal["fc", "prompt"]
 # Where a thinking model's reasoning is (pytest_bfcl.decode.reasoning): a field of its own, or
 # <think> blocks in a text answer too.
 Reasoning = Literal["field", "think-tags"]
+# How an endpoint model is asked: chat completions, or OpenAI's Responses API (whose answers
+# are read the same way once parsed: calls, or text).
+WireFormat = Literal["chat-completions", "responses"]
 
 
 @dataclass(frozen=True)

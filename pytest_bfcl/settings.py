@@ -27,7 +27,7 @@ from pytest_bfcl.redact import (
     register_secrets_in_url,
     url_credentials,
 )
-from pytest_bfcl.scoring import Mode, Reasoning
+from pytest_bfcl.scoring import Mode, Reasoning, WireFormat
 
 DEFAULT_CATEGORIES = "all_scoring"
 
@@ -56,6 +56,8 @@ class Settings(BaseModel):
     # where a thinking model's reasoning is: a field of its own, or <think> blocks in the text
     # too (pytest_bfcl.decode.reasoning)
     reasoning: Reasoning = "field"
+    # how an endpoint model is asked (None: as --bfcl-leaderboard-model's handler, else chat)
+    wire_format: WireFormat | None = None
     # multi-turn: also fail calls made in a turn whose ground truth is empty (off by default,
     # as on the leaderboard)
     strict_multi_turn: bool = False

@@ -112,6 +112,9 @@ class StepReply(BaseModel):
     # Set when the step is no answer of the model's to score (a context refusal ends the
     # conversation as a failure: pytest_bfcl.scoring.CONTEXT_EXCEEDED).
     finish_reason: str | None = None
+    # The answer as the history carries it when the model's wire format echoes its own items
+    # (the Responses API's output items, as returned); None: the chat assistant message.
+    echo: list[dict[str, Any]] | None = None
 
 
 class ModelSpecError(ValueError):

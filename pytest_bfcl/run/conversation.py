@@ -208,10 +208,12 @@ class Conversation:
                 turn_log[f"step_{step}"] = [{"role": "handler_log", "content": reply.result}]
                 break
             # The reasoning is recorded, never sent back: some servers refuse it in a history.
-            said_message = _assistant_message(reply, self.mode)
-            if self._over_budget([said_message]):
+            echoed = (
+                reply.echo if reply.echo is not None else [_assistant_message(reply, self.mode)]
+            )
+            if self._over_budget(echoed):
                 break
-            self.history.append(said_message)
+            self.history.extend(echoed)
             said: dict[str, Any] = {"role": "assistant", "content": reply.result}
             if reply.reasoning:
                 said["reasoning_content"] = reply.reasoning

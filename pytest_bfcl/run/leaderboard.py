@@ -1,7 +1,8 @@
 """Scoring as the leaderboard scores a registered model (``--bfcl-leaderboard-model NAME``):
 the registry of the pinned release (read with ``ast``, never imported) says whether the model
 is scored as function calling or prompting, whether its function names have dots replaced,
-and (through its handler) whether ``<think>`` blocks are cut out of its text answers. Options
+and (through its handler) whether ``<think>`` blocks are cut out of its text answers and
+which wire format it is asked in (chat completions or the Responses API). Options
 given explicitly win over the registry."""
 
 from __future__ import annotations
@@ -42,9 +43,23 @@ def as_leaderboard_scores(settings: Settings, source: DataSource) -> Settings:
     reasoning = settings.reasoning
     if "reasoning" not in given:
         reasoning = reasoning_mode_of(model.response_parser)
+    wire = settings.wire_format if "wire_format" in given else model.wire_format
     return settings.model_copy(
-        update={"mode": mode, "underscore_to_dot": underscore, "reasoning": reasoning}
+        update={
+            "mode": mode,
+            "underscore_to_dot": underscore,
+            "reasoning": reasoning,
+            "wire_format": wire,
+        }
     )
+
+
+def sent_model_name(settings: Settings, source: DataSource) -> str:
+    """The model name the leaderboard's handler sends for ``--bfcl-leaderboard-model`` (what
+    its request rules look at), else the one the run sends."""
+    if not settings.leaderboard_model:
+        return settings.model
+    return registered_model(settings, source).api_model_name or settings.model
 
 
 def leaderboard_note(settings: Settings, source: DataSource) -> str:
