@@ -245,6 +245,13 @@ OPTIONS: tuple[Option, ...] = (
         rule=rules.ENV_NAME,
     ),
     Option(
+        "--bfcl-baseline-key",
+        "baseline_key_env",
+        "environment variable with a key that signs saved baselines and must have signed "
+        "the one compared with (HMAC-SHA256)",
+        rule=rules.ENV_NAME,
+    ),
+    Option(
         "--bfcl-temperature",
         "temperature",
         "sampling temperature (default 0.001, the leaderboard's)",

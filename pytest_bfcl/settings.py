@@ -87,6 +87,7 @@ class Settings(BaseModel):
     # OpenAI-compatible endpoints
     base_urls: tuple[str, ...] = ()
     api_key_env: str = "OPENAI_API_KEY"
+    baseline_key_env: str | None = None  # names the variable with the baseline signing key
     temperature: float = REFERENCE_TEMPERATURE  # the leaderboard's, unless set
     max_tokens: int | None = None
     # request fields beyond the leaderboard's (tool_choice, chat_template_kwargs, ...)
@@ -343,6 +344,7 @@ def _register_secrets(settings: Settings) -> None:
     """What this run's settings hold that must never be written: the key variable's value,
     secret serving flags, passwords and keys in endpoint URLs."""
     register_secret_env(settings.api_key_env)
+    register_secret_env(settings.baseline_key_env)
     register_secrets_in_args(_words(settings.vllm_args))
     register_secrets_in_args(_words(settings.model_identity))
     for url in (*settings.base_urls, settings.web_search_url or ""):

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.files import WritePlace, content_key, read_regular_file
+from pytest_bfcl.models.cache_journal import note_written
 
 
 def cache_key(data: Any) -> str:
@@ -154,3 +155,5 @@ class ResponseCache:
             return
         except OSError as exc:
             self.place.failed(path, exc)
+        else:
+            note_written(path)  # a conversation ended by its budget drops its records

@@ -26,6 +26,7 @@ from pytest_bfcl.report.baseline_integrity import (
     policy_differences,
     totals_problems,
 )
+from pytest_bfcl.report.baseline_signature import signature_problems
 
 BASELINE_FORMAT = "pytest-bfcl-baseline/3"
 # Read as well: the second format (one verdict per entry, no stamps) and the first, checked
@@ -125,8 +126,9 @@ def baseline_data(
     return baseline.model_dump(mode="json")
 
 
-def load_baseline(path: Path) -> Baseline:
-    """A baseline from its file; every problem is a :class:`BaselineError` naming the file.
+def load_baseline(path: Path, key: bytes | None = None) -> Baseline:
+    """A baseline from its file; every problem is a :class:`BaselineError` naming the file;
+    with a signing ``key``, one whose signature does not match is refused.
     Read bounded: at most 256 MiB (a full run's baseline is about 300 kB), nested at most 64
     deep (one is 4 deep), a regular file only."""
     try:
@@ -155,6 +157,11 @@ def load_baseline(path: Path) -> Baseline:
         raise BaselineError(
             f"baseline {path} does not add up: {'; '.join(problems)}. It was edited or cut "
             "short after it was recorded; record it again (--bfcl-save-baseline)."
+        )
+    if unsigned := signature_problems(raw, key):
+        raise BaselineError(
+            f"baseline {path} is refused: {unsigned[0]}; record it again with the key "
+            "(--bfcl-save-baseline and --bfcl-baseline-key)"
         )
     return baseline
 

@@ -84,6 +84,7 @@ class ScoreBoard:
         self.input_tokens = 0
         self.output_tokens = 0
         self.steps = 0
+        self.cached_steps = 0  # of the steps, answered from the response cache
 
     def _tally(self, category: str) -> Tally:
         return self.tallies.setdefault(category, Tally())

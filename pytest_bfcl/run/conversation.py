@@ -28,11 +28,13 @@ from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.decode.errors import DecodeError
 from pytest_bfcl.decode.reasoning import joined_reasoning
 from pytest_bfcl.models.base import Generation, StepModel, StepReply, StepRequest, Task
+from pytest_bfcl.models.cache_journal import forget, journal
 from pytest_bfcl.models.function_docs import (
     insert_system_prompt,
     system_prompt,
     with_language_hints,
 )
+from pytest_bfcl.run.excerpts import excerpt
 from pytest_bfcl.scoring import CONTEXT_EXCEEDED, ENTRY_BUDGET_EXCEEDED
 
 
@@ -110,11 +112,22 @@ class Conversation:
         self.held = 0  # bytes of the history so far (as JSON), counted against the budget
 
     def run(self) -> Generation:
-        for turn, messages in enumerate(self.task.entry.question):
-            self._run_turn(turn, [m.model_dump() for m in messages])
-            if self.force_quit:
-                break
-        return self._generation()
+        with journal() as cached:
+            for turn, messages in enumerate(self.task.entry.question):
+                self._run_turn(turn, [m.model_dump() for m in messages])
+                if self.force_quit:
+                    break
+        generation = self._generation()
+        if self.finish_reason != ENTRY_BUDGET_EXCEEDED:
+            return generation
+        # a flood, the model's failure whatever it said: an excerpt of it is kept, and its
+        # answers leave the cache (a rerun asks again)
+        self.history, self.results, self.log = [], [], []
+        forget(cached)
+        reasoning = excerpt(generation.reasoning)
+        return generation.model_copy(
+            update={"details": excerpt(generation.details), "reasoning": reasoning}
+        )
 
     # -- one turn -------------------------------------------------------------------------------
 

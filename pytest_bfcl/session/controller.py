@@ -193,6 +193,7 @@ class ControllerPlugin(SessionPlugin):
             self.board.add_measurements(
                 props.latency, props.input_tokens, props.output_tokens, props.steps
             )
+            self.board.cached_steps += props.cached_steps or 0
             self.board.add_tool_failures(
                 props.category, props.search_failures or 0, props.fetch_failures or 0
             )
@@ -294,6 +295,7 @@ class ControllerPlugin(SessionPlugin):
         replicas = replica_summary([self.run.model.replica_stats(), *self.worker_replicas])
         if replicas:
             summary["replicas"] = redact_data(replicas)
+        summary["cached_queries"] = board.cached_steps
         return summary
 
     def _set_exit_status(self, session: pytest.Session) -> None:

@@ -161,6 +161,7 @@ class BfclItem(ItemWithFixtures):
             input_tokens=outcome.input_tokens,
             output_tokens=outcome.output_tokens,
             steps=outcome.steps,
+            cached_steps=cached_queries(outcome),
             search_failures=tools.get("search"),
             fetch_failures=tools.get("fetch"),
         )
@@ -252,6 +253,13 @@ def first_failed_sample(verdict: Verdict) -> int | None:
         return None
     number = first.split(marker, 1)[1].split(" ", 1)[0]
     return int(number) - 1 if number.isdigit() else None
+
+
+def cached_queries(outcome: Generation | Sampled) -> int | None:
+    """The entry's queries answered from the response cache (a generation is cached when
+    every query of it was)."""
+    generations = outcome.generations if isinstance(outcome, Sampled) else (outcome,)
+    return sum(g.steps or 1 for g in generations if g.cached) or None
 
 
 def attach_record(item: BfclItem, report: pytest.TestReport, docs_refs: DocsRefs) -> None:

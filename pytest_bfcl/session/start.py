@@ -25,6 +25,7 @@ from pytest_bfcl.report.baseline import (
     load_baseline,
     stamp_differences,
 )
+from pytest_bfcl.report.baseline_signature import signing_key
 from pytest_bfcl.report.detection import category_noise
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.session.common import owns_process
@@ -96,9 +97,10 @@ def worker_input(config: pytest.Config) -> dict[str, str]:
 
 
 def _load_compatible_baseline(settings: Settings, run: BfclRun) -> Baseline | None:
+    key = signing_key(settings.baseline_key_env)  # an unset key: found before the run
     if settings.baseline_path is None:
         return None
-    baseline = load_baseline(settings.baseline_path)
+    baseline = load_baseline(settings.baseline_path, key)
     metadata = run.metadata()
     stamps = stamp_differences(baseline, metadata)
     if stamps:  # verdicts under other rules or sampling compare with nothing, common or not
