@@ -20,6 +20,8 @@ import pytest
 
 yaml = pytest.importorskip("yaml")  # a development dependency: reads the CI files
 
+pytestmark = pytest.mark.e2e  # runs the plugin in pytest processes of its own
+
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO / "examples" / "model-repo"
 UNIT_TEST = "def test_arithmetic():\n    assert 1 + 1 == 2\n"
