@@ -198,6 +198,9 @@ def test_ci_commands_gate_a_pull_request_record_main_and_fail_a_regression(adopt
     assert result.returncode == 1, result.stdout[-3000:]
     assert "BFCL gate: FAILED" in result.stdout
     assert re.search(r"^regressed in \w+: ", result.stdout, flags=re.M)
+    # bounded but for pytest's own line per failed test in its short summary
+    failed = int(re.findall(r"(\d+) failed", result.stdout)[-1])
+    assert len(result.stdout.splitlines()) <= 150 + failed
 
     # nothing the commands did touches what the repository commits
     assert (checkout / "baseline" / "bfcl-baseline.json").read_bytes() == committed
