@@ -236,7 +236,7 @@ def gate_block(gate: GateResult, id_limit: int = 10) -> list[str]:
             else "FAILED (pass --bfcl-allow-incomplete to gate on what was scored)"
         )
         lines.append(f"incomplete: entries not scored, listed above under the scores; {verdict}")
-    return fit_all(lines)  # README: no line over 200 characters
+    return fit_all(lines)  # docs/reports.md: no line over 200 characters
 
 
 def _id_line(label: str, ids: list[str], limit: int) -> str:
