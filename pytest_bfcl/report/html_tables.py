@@ -51,8 +51,10 @@ def header_html(metadata: dict[str, Any], gate: GateResult | None, scores: Score
         facts.append(("sample", f"{metadata['sample']} (seed {metadata.get('seed')})"))
     if scores.partial_eval:
         facts.append(("scoring", "--bfcl-partial-eval (entries present only)"))
+    missing = len(scores.overall.missing)
     overall = (
-        f"partial ({_percent(scores.overall.reference_accuracy)} with not-run as 0)"
+        f"not computed ({missing} of its categories not run; "
+        f"{_percent(scores.overall.reference_accuracy)} with them as 0)"
         if scores.partial
         else _percent(scores.overall.accuracy)
     )

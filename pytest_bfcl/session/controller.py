@@ -5,6 +5,7 @@ reports, exit status, the closing part of the terminal)."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import time
@@ -97,7 +98,11 @@ class ControllerPlugin(SessionPlugin):
                 start_shared_servers(self.run.model)  # before xdist starts its workers
         except (SetupError, ModelSpecError) as exc:
             raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
-        self.board.expect(self.run.expected_ids(), self.run.sampled_populations())
+        expected = self.run.expected_ids()
+        problem = unknown_explain_ids(self.settings.explain, expected, self.run)
+        if problem:
+            raise pytest.UsageError(f"pytest-bfcl: {problem}")
+        self.board.expect(expected, self.run.sampled_populations())
         self.board.clusters = self.run.clusters()
         if reporter is not None and self._summarise_failures():
             leave_bfcl_failures_out_of_sections(reporter)
@@ -324,9 +329,40 @@ class ControllerPlugin(SessionPlugin):
     def _closing_part(self, terminalreporter: Any) -> None:
         if not self.board.tallies or self.finished is None:
             terminalreporter.write_sep("=", "BFCL V4 scores")
-            terminalreporter.write_line("no BFCL entry ran")
+            deselected = sum(1 for r in terminalreporter.stats.get("deselected", []) if is_bfcl(r))
+            why = f": all {deselected} collected were deselected (-m, -k, --deselect)"
+            terminalreporter.write_line("no BFCL entry ran" + (why if deselected else ""))
+            gate = self.finished.gate if self.finished is not None else None
+            if gate is not None and gate.failed:
+                # the exit status is the gate's: say so here, not only in the JSON report
+                terminalreporter.write_sep("=", "BFCL gate: FAILED")
+                terminalreporter.write_line(
+                    "incomplete: no entry of the selection was scored (pass "
+                    "--bfcl-allow-incomplete to gate on what was scored)"
+                )
             return
         for title, lines in closing_sections(self._outcome(), self.finished):
             terminalreporter.write_sep("=", title)
             for line in lines:
                 terminalreporter.write_line(line)
+
+
+def unknown_explain_ids(
+    wanted: tuple[str, ...], expected: dict[str, set[str]], run: BfclRun
+) -> str | None:
+    """Why an id given to ``--bfcl-explain`` can have no failure to explain in this run (not an
+    entry of the selection, or left out by the sample), said before anything is generated."""
+    scored = set().union(*expected.values()) if expected else set()
+    problems = []
+    for entry_id in wanted:
+        if entry_id in scored:
+            continue
+        selection = {e.id for c in run.settings.categories for e in run.dataset.entries(c)}
+        if entry_id in selection:
+            why = "this run leaves it out (the sample, or an option that excludes it)"
+        else:
+            close = difflib.get_close_matches(entry_id, sorted(selection), n=2)
+            hint = f"; did you mean {' or '.join(close)}?" if close else ""
+            why = f"no entry of the selected categories has this id{hint}"
+        problems.append(f"--bfcl-explain={entry_id}: {why}")
+    return "; ".join(problems) or None

@@ -105,3 +105,25 @@ def test_the_conformance_tool_documented_in_the_readme_starts():
 @pytest.mark.parametrize("image", re.findall(r"\]\((images/[^)]+\.png)\)", DOCS["reports.md"]))
 def test_the_screenshots_exist(image):
     assert (REPO / "docs" / image).is_file()
+
+
+def test_the_terminal_sections_are_in_the_order_the_reports_page_gives(pytester, data_source):
+    documented = [
+        title.split(":")[0].removesuffix(" ...")
+        for title in re.findall(r"^\d\. `(BFCL [^`]+)`", DOCS["reports.md"], flags=re.M)
+    ]
+    assert documented[:2] == ["BFCL V4 scores", "BFCL failures"]
+    args = ["--bfcl-model=oracle:fail=0.2,seed=1", "--bfcl-category=live_parallel",
+            f"--bfcl-data={data_source.data_dir}", "-p", "no:cacheprovider"]  # fmt: skip
+    baseline = pytester.path / "b.json"
+    pytester.runpytest(*args, "--bfcl-model=oracle", f"--bfcl-save-baseline={baseline}")
+    result = pytester.runpytest(*args, "--bfcl-sample=8", f"--bfcl-baseline={baseline}",
+                                f"--bfcl-report={pytester.path / 'r.json'}")  # fmt: skip
+    titles = [
+        re.sub(r"^=+ (.*?) =+$", r"\1", line)
+        for line in result.stdout.lines
+        if re.match(r"^=+ BFCL ", line)
+    ]
+    printed = [next(d for d in documented if t.startswith(d)) for t in titles]
+    assert len(printed) == 5  # every documented section but "files not written"
+    assert printed == [d for d in documented if d in printed]  # in the documented order

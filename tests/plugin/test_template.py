@@ -20,6 +20,8 @@ import pytest
 
 yaml = pytest.importorskip("yaml")  # a development dependency: reads the CI files
 
+pytestmark = pytest.mark.e2e  # runs the plugin in pytest processes of its own
+
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO / "examples" / "model-repo"
 UNIT_TEST = "def test_arithmetic():\n    assert 1 + 1 == 2\n"
@@ -196,6 +198,9 @@ def test_ci_commands_gate_a_pull_request_record_main_and_fail_a_regression(adopt
     assert result.returncode == 1, result.stdout[-3000:]
     assert "BFCL gate: FAILED" in result.stdout
     assert re.search(r"^regressed in \w+: ", result.stdout, flags=re.M)
+    # bounded but for pytest's own line per failed test in its short summary
+    failed = int(re.findall(r"(\d+) failed", result.stdout)[-1])
+    assert len(result.stdout.splitlines()) <= 150 + failed
 
     # nothing the commands did touches what the repository commits
     assert (checkout / "baseline" / "bfcl-baseline.json").read_bytes() == committed
