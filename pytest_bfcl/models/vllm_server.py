@@ -1,6 +1,7 @@
 """``--bfcl-model=vllm:MODEL_OR_PATH``: start ``vllm serve`` once per session (or one server per
-replica with ``--bfcl-vllm-replicas``), wait for it, and talk to it as an OpenAI-compatible
-endpoint.
+replica with ``--bfcl-vllm-replicas``) when the first request the response cache cannot answer
+needs it, wait for it, and talk to it as an OpenAI-compatible endpoint. How the command and its
+environment are made is :mod:`pytest_bfcl.models.vllm_launch`.
 
 Under pytest-xdist the controller starts the servers before the workers exist and hands them
 their addresses in the worker input, so every worker shares them. Each server runs in its own

