@@ -51,6 +51,9 @@ def header_html(metadata: dict[str, Any], gate: GateResult | None, scores: Score
         facts.append(("sample", f"{metadata['sample']} (seed {metadata.get('seed')})"))
     if scores.partial_eval:
         facts.append(("scoring", "--bfcl-partial-eval (entries present only)"))
+    if metadata.get("leaderboard_deviations"):
+        shown = "; ".join(map(str, metadata["leaderboard_deviations"]))
+        facts.append(("not comparable to the leaderboard", shown))
     overall = (
         f"partial ({_percent(scores.overall.reference_accuracy)} with not-run as 0)"
         if scores.partial

@@ -64,6 +64,19 @@ def _parser_in_mode(model: LeaderboardModel, mode: str) -> str | None:
     return model.response_parser_in.get(mode, model.response_parser)
 
 
+def deviations(settings: Settings) -> list[str]:
+    """What the run deliberately does otherwise than the leaderboard (a reference bug
+    corrected on request): each makes its scores not comparable with the leaderboard's, and
+    the reports and the baseline stamp say so."""
+    found = []
+    if settings.exact_call_text:
+        found.append(
+            "--bfcl-exact-call-text (text arguments kept as written; the leaderboard rewrites "
+            "them before storing)"
+        )
+    return found
+
+
 def leaderboard_note(settings: Settings, source: DataSource) -> str:
     """One line for the reports: the model followed, and whether its scores can match."""
     model = registered_model(settings, source)
