@@ -95,6 +95,14 @@ OPTIONS: tuple[Option, ...] = (
         rule=rules.HISTORY_ECHO,
     ),
     Option(
+        "--bfcl-exact-call-text",
+        "exact_call_text",
+        "store text arguments as written, not rewritten as the leaderboard does (the run is "
+        "then not comparable to the leaderboard)",
+        "flag",
+        rule=rules.SWITCH,
+    ),
+    Option(
         "--bfcl-strict-multi-turn",
         "strict_multi_turn",
         "multi-turn: fail calls made in turns where none should be made (off: leaderboard rules)",

@@ -63,6 +63,9 @@ class Settings(BaseModel):
     # multi-turn: also fail calls made in a turn whose ground truth is empty (off by default,
     # as on the leaderboard)
     strict_multi_turn: bool = False
+    # conversations: text arguments kept as written, not rewritten as the leaderboard does
+    # (a correction of a reference bug: the run no longer compares with the leaderboard)
+    exact_call_text: bool = False
     # regression gating
     baseline_path: Path | None = None
     save_baseline_path: Path | None = None

@@ -230,7 +230,8 @@ def incompatibilities(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
 
 def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]:
     """The stamps that make verdicts comparable: the verdict rules, the sampling temperature,
-    and enough samples per entry. A baseline of the second format carries none of them and is
+    the deviations from the leaderboard (``--bfcl-exact-call-text``), and enough samples per
+    entry. A baseline of the second format carries none of them and is
     taken as one sample under the first rules."""
     recorded = baseline.metadata
     problems = []
@@ -251,6 +252,13 @@ def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
         problems.append(
             f"request fields differ (--bfcl-extra-body): baseline {_json(recorded_extra)}, "
             f"this run {_json(extra)}"
+        )
+    before = recorded.get("leaderboard_deviations") or []
+    now = metadata.get("leaderboard_deviations") or []
+    if before != now:
+        shown = [", ".join(map(str, d)) or "none" for d in (before, now)]
+        problems.append(
+            f"deviations from the leaderboard differ: baseline {shown[0]}, this run {shown[1]}"
         )
     asked = int(metadata.get("samples") or 1)
     if asked > baseline.samples:

@@ -28,12 +28,21 @@ def extra_body_note(fields: dict[str, Any]) -> str:
     )
 
 
+def not_comparable_lines(metadata: dict[str, Any]) -> list[str]:
+    """One line naming what makes the run's scores not comparable with the leaderboard's."""
+    found = metadata.get("leaderboard_deviations") or []
+    if not found:
+        return []
+    return [f"{'; '.join(map(str, found))}: scores not comparable to the leaderboard"]
+
+
 def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
     lines = [
         f"model: {metadata.get('model')}  mode: {metadata.get('mode')}  dataset: "
         f"bfcl-eval {metadata.get('dataset', {}).get('version')}",
         *([str(metadata["leaderboard_note"])] if metadata.get("leaderboard_note") else []),
         *([extra_body_note(metadata["extra_body"])] if metadata.get("extra_body") else []),
+        *not_comparable_lines(metadata),
         *(
             [
                 "scoring: --bfcl-partial-eval (each category over the entries present, as the "

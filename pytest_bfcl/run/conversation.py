@@ -84,16 +84,22 @@ class Conversation:
         services: BackendServices | None = None,
         initial_config: dict[str, Any] | None = None,
         budget: int | None = None,
+        rewrite_model: str | None = None,
     ) -> None:
         """``initial_config`` replaces the entry's own (a memory conversation's snapshot);
-        ``budget``: the bytes the conversation may hold and resend (``--bfcl-max-entry-bytes``)."""
+        ``budget``: the bytes the conversation may hold and resend (``--bfcl-max-entry-bytes``);
+        ``rewrite_model``: the model name with which calls are rewritten as the leaderboard's
+        inference rewrites them (None: executed as written)."""
         self.task = task
         self.model = model
         self.mode = mode
         self.texts = texts
         entry = task.entry
         config = initial_config if initial_config is not None else entry.initial_config
-        self.env = Environment.create(entry.involved_classes, config, long_context, services)
+        rewrite_for = (rewrite_model, entry.id) if rewrite_model is not None else None
+        self.env = Environment.create(
+            entry.involved_classes, config, long_context, services, rewrite_for
+        )
         self.functions = with_language_hints(entry.function_sources(), "python", texts)
         self.history: list[dict[str, Any]] = []
         self.results: list[list[Any]] = []

@@ -75,6 +75,19 @@ def sent_model_name(settings: Settings, source: DataSource) -> str:
     return registered_model(settings, source).api_model_name or settings.model
 
 
+def deviations(settings: Settings) -> list[str]:
+    """What the run deliberately does otherwise than the leaderboard (a reference bug
+    corrected on request): each makes its scores not comparable with the leaderboard's, and
+    the reports and the baseline stamp say so."""
+    found = []
+    if settings.exact_call_text:
+        found.append(
+            "--bfcl-exact-call-text (text arguments kept as written; the leaderboard rewrites "
+            "them before storing)"
+        )
+    return found
+
+
 def leaderboard_note(settings: Settings, source: DataSource) -> str:
     """One line for the reports: the model followed, and whether its scores can match."""
     model = registered_model(settings, source)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pytest_bfcl import __version__
+from pytest_bfcl.run.leaderboard import deviations
 from pytest_bfcl.scoring import SCORING_RULES_VERSION
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ def run_metadata(run: BfclRun) -> dict[str, Any]:
         "reasoning": scoring.reasoning,
         "leaderboard_model": settings.leaderboard_model,
         "leaderboard_note": run.leaderboard_note(),
+        "leaderboard_deviations": deviations(settings),
         "categories": list(settings.categories),
         "dataset": {
             "version": source.version,
