@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from pytest_bfcl.dataset.categories import CATEGORIES, expand_categories
 from pytest_bfcl.dataset.groups import SCORE_NAMES
-from pytest_bfcl.scoring import HistoryEcho, Mode, Reasoning
+from pytest_bfcl.scoring import HistoryEcho, Mode, Reasoning, WireFormat
 
 GateMode = Literal["significant", "any", "off"]
 KnownErrors = Literal["exclude", "include", "correct"]
@@ -390,6 +390,7 @@ SAMPLE_SIZE = Rule(
     _sample,
 )
 KNOWN_ERRORS = choice(*get_args(KnownErrors))
+WIRE_FORMAT = choice(*get_args(WireFormat))
 ENV_NAME = Rule("the name of an environment variable (letters, digits, _)", _env_name)
 EXTRA_BODY = Rule("a JSON object of request fields", _extra_body)
 VLLM_FLAGS = Rule("flags for 'vllm serve'", _shell_words)

@@ -60,6 +60,14 @@ OPTIONS: tuple[Option, ...] = (
         rule=rules.TEXT,
     ),
     Option(
+        "--bfcl-wire-format",
+        "wire_format",
+        "how an endpoint model is asked: 'chat-completions' (POST /chat/completions) or "
+        "'responses' (OpenAI's Responses API, POST /responses, as the leaderboard asks its GPT "
+        "entries); default: the leaderboard model's, else chat-completions",
+        rule=rules.WIRE_FORMAT,
+    ),
+    Option(
         "--bfcl-underscore-to-dot",
         "underscore_to_dot",
         "fc mode: true (default) when the model sees dotted function names with '_' for '.' and "

@@ -16,6 +16,9 @@ HistoryEcho = Literal["as-returned", "no-reasoning"]
 # The leaderboard's default sampling temperature (its ``--temperature``), sent unless the user
 # sets one: 0.001, not 0 (some servers read 0 as "the model's default").
 REFERENCE_TEMPERATURE = 0.001
+# How an endpoint model is asked: chat completions, or OpenAI's Responses API (whose answers
+# are read the same way once parsed: calls, or text).
+WireFormat = Literal["chat-completions", "responses"]
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from pytest_bfcl.redact import (
     register_secrets_in_url,
     url_credentials,
 )
-from pytest_bfcl.scoring import REFERENCE_TEMPERATURE, HistoryEcho, Mode, Reasoning
+from pytest_bfcl.scoring import REFERENCE_TEMPERATURE, HistoryEcho, Mode, Reasoning, WireFormat
 
 DEFAULT_CATEGORIES = "all_scoring"
 
@@ -58,6 +58,8 @@ class Settings(BaseModel):
     reasoning: Reasoning = "field"
     # how an answer is echoed into a conversation's history (pytest_bfcl.models.leaderboard_wire)
     history_echo: HistoryEcho = "as-returned"
+    # how an endpoint model is asked (None: as --bfcl-leaderboard-model's handler, else chat)
+    wire_format: WireFormat | None = None
     # multi-turn: also fail calls made in a turn whose ground truth is empty (off by default,
     # as on the leaderboard)
     strict_multi_turn: bool = False

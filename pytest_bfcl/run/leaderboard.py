@@ -1,7 +1,8 @@
 """Scoring as the leaderboard scores a registered model (``--bfcl-leaderboard-model NAME``):
 the registry of the pinned release (read with ``ast``, never imported) says whether the model
 is scored as function calling or prompting, whether its function names have dots replaced,
-and (through its handler) whether ``<think>`` blocks are cut out of its text answers. Options
+and (through its handler) whether ``<think>`` blocks are cut out of its text answers and
+which wire format it is asked in (chat completions or the Responses API). Options
 given explicitly win over the registry."""
 
 from __future__ import annotations
@@ -46,12 +47,14 @@ def as_leaderboard_scores(settings: Settings, source: DataSource) -> Settings:
     echo = settings.history_echo
     if "history_echo" not in given:
         echo = history_echo_of(_parser_in_mode(model, mode))
+    wire = settings.wire_format if "wire_format" in given else model.wire_format
     return settings.model_copy(
         update={
             "mode": mode,
             "underscore_to_dot": underscore,
             "reasoning": reasoning,
             "history_echo": echo,
+            "wire_format": wire,
         }
     )
 
@@ -62,6 +65,14 @@ def _parser_in_mode(model: LeaderboardModel, mode: str) -> str | None:
     if mode == model.mode:
         return model.response_parser
     return model.response_parser_in.get(mode, model.response_parser)
+
+
+def sent_model_name(settings: Settings, source: DataSource) -> str:
+    """The model name the leaderboard's handler sends for ``--bfcl-leaderboard-model`` (what
+    its request rules look at), else the one the run sends."""
+    if not settings.leaderboard_model:
+        return settings.model
+    return registered_model(settings, source).api_model_name or settings.model
 
 
 def leaderboard_note(settings: Settings, source: DataSource) -> str:
