@@ -20,7 +20,8 @@ from pytest_bfcl.conformance.request_diff import (
     field_differences,
     render_requests,
 )
-from pytest_bfcl.conformance.request_runs import choose_slice, official_ids
+from pytest_bfcl.conformance.request_runs import choose_slice, official_ids, run_ours
+from pytest_bfcl.testing.recording_server import RecordingServer
 from pytest_bfcl.testing.scripted_answers import Script, conversation_key, position
 
 
@@ -144,6 +145,20 @@ def test_slices_spread_over_the_category_and_memory_slices_bring_their_prerequis
     given = official_ids(dataset, "memory_kv", memory)
     assert given[-1] == memory[0] and len(given) > 1
     assert all("prereq" in i for i in given[:-1])
+
+
+def test_our_side_asks_for_the_slice_only_on_the_leaderboard_models_wire_format(dataset, tmp_path):
+    ids = choose_slice(dataset, "multi_turn_base", 2)
+    with RecordingServer(Script(("right",))) as server:
+        run = run_ours(
+            server, "gpt-4.1-2025-04-14", "gpt-4.1-2025-04-14-FC", "multi_turn_base", ids, tmp_path
+        )
+    assert run.problem is None
+    keys = {conversation_key(body) for body in run.requests}
+    assert keys == {dataset.entry_map("multi_turn_base")[i].question[0][-1].content for i in ids}
+    assert all(body["model"] == "gpt-4.1-2025-04-14" and "input" in body for body in run.requests)
+    firsts = [body for body in run.requests if position(body) == (0, 0)]
+    assert len(firsts) == 2
 
 
 @pytest.mark.parametrize(
