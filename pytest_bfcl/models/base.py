@@ -121,8 +121,9 @@ class StepReply(BaseModel):
     # Set when the step is no answer of the model's to score (a context refusal ends the
     # conversation as a failure: pytest_bfcl.scoring.CONTEXT_EXCEEDED).
     finish_reason: str | None = None
-    # The messages the answer adds to the history, as the leaderboard's handler for the model
-    # adds them (a client of a wire format sets it); None: the calls or text in standard form.
+    # The messages or items the answer adds to the history, as the leaderboard's handler for
+    # the model adds them (a client of a wire format sets it: chat messages, or the Responses
+    # API's output items as returned); None: the calls or text in standard form.
     echo: list[dict[str, Any]] | None = None
 
 

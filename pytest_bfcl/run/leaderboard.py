@@ -67,6 +67,14 @@ def _parser_in_mode(model: LeaderboardModel, mode: str) -> str | None:
     return model.response_parser_in.get(mode, model.response_parser)
 
 
+def sent_model_name(settings: Settings, source: DataSource) -> str:
+    """The model name the leaderboard's handler sends for ``--bfcl-leaderboard-model`` (what
+    its request rules look at), else the one the run sends."""
+    if not settings.leaderboard_model:
+        return settings.model
+    return registered_model(settings, source).api_model_name or settings.model
+
+
 def leaderboard_note(settings: Settings, source: DataSource) -> str:
     """One line for the reports: the model followed, and whether its scores can match."""
     model = registered_model(settings, source)
