@@ -62,9 +62,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--bfcl-wire-format",
         "wire_format",
-        "how an endpoint model is asked: 'chat-completions' (POST /chat/completions) or "
-        "'responses' (OpenAI's Responses API, POST /responses, as the leaderboard asks its GPT "
-        "entries); default: the leaderboard model's, else chat-completions",
+        "'chat-completions' or 'responses' (OpenAI's Responses API, as the leaderboard asks "
+        "its GPT entries); default: the leaderboard model's, else chat-completions",
         rule=rules.WIRE_FORMAT,
     ),
     Option(

@@ -31,8 +31,8 @@ from pytest_bfcl.conformance.request_runs import (
 )
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.fetch import DatasetError, ensure_pinned_data
-from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.registry import LeaderboardModel, load_model_registry, lookup
+from pytest_bfcl.kinds import open_dataset
 from pytest_bfcl.testing.recording_server import RecordingServer
 from pytest_bfcl.testing.scripted_answers import BEHAVIOURS, SHAPES, Behaviour, Script, Shape
 
@@ -140,7 +140,7 @@ def compare_requests(args: argparse.Namespace, workdir: Path) -> list[CategoryRe
         tuple(cast(list[Shape], _words(args.shapes, SHAPES, "shapes"))),
     )
     python = ensure_venv(args.venv, args.pip_arg, _say)
-    dataset = Dataset(source)
+    dataset = open_dataset(source)
     keys = handler_key_names(source.unpacked_root)
     sent_name = model.api_model_name or model.name
     results = []

@@ -173,12 +173,22 @@ def _responses_model(
     from pytest_bfcl.models.base import ModelSpecError
     from pytest_bfcl.models.openai_responses import OpenAIResponsesModel
     from pytest_bfcl.models.responses_request import is_reasoning_family
-    from pytest_bfcl.run.leaderboard import sent_model_name
 
     if settings.sampling_seed is not None:
         raise ModelSpecError(
             "--bfcl-sampling-seed: the Responses API takes no seed; leave it out, or use "
             "--bfcl-wire-format=chat-completions"
         )
-    reasoning = is_reasoning_family(sent_model_name(settings, source))
+    reasoning = is_reasoning_family(_sent_model_name(settings, source))
     return OpenAIResponsesModel(endpoint, scoring, texts, reasoning, cache, hook)
+
+
+def _sent_model_name(settings: Settings, source: DataSource) -> str:
+    """The model name the leaderboard's handler sends for ``--bfcl-leaderboard-model`` (what
+    its request rules look at), else the one the run sends."""
+    if not settings.leaderboard_model or source.unpacked_root is None:
+        return settings.model
+    from pytest_bfcl.dataset.registry import load_model_registry, lookup
+
+    registered = lookup(settings.leaderboard_model, load_model_registry(source.unpacked_root))
+    return registered.api_model_name or settings.model

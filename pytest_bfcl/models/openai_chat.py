@@ -81,6 +81,7 @@ class OpenAIChatModel:
     # back-off schedule: with requests in flight, a dead or stalled server is recognised after
     # about one --bfcl-timeout, not retries x timeout x waves of entries.
     DOWN_AFTER = 3
+    read_answer = staticmethod(answer_record)  # the record of a 2xx answer (wire format's own)
 
     def __init__(
         self,
@@ -237,7 +238,9 @@ class OpenAIChatModel:
                 with cancellable(handle):
                     body, cut, length = self._post(replica, payload)
                 latency = time.perf_counter() - started
-                record = answer_record(body, latency, cut, length, self.settings.max_response_bytes)
+                record = self.read_answer(
+                    body, latency, cut, length, self.settings.max_response_bytes
+                )
             except Failure as failure:
                 if failure.kind in ("context", "filtered"):  # the server is there, the model fails
                     latency = time.perf_counter() - started

@@ -12,10 +12,10 @@ from typing import Any
 from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.decode.reasoning import apply_reasoning_mode
 from pytest_bfcl.models.balancer import Replica, endpoint_url
-from pytest_bfcl.models.base import Generation, Task
+from pytest_bfcl.models.base import Generation, StepReply, StepRequest, Task
 from pytest_bfcl.models.cache import ResponseCache
 from pytest_bfcl.models.endpoint_request import EndpointSettings
-from pytest_bfcl.models.endpoint_response import generation_fields
+from pytest_bfcl.models.endpoint_response import answer_record, generation_fields
 from pytest_bfcl.models.openai_chat import OpenAIChatModel
 from pytest_bfcl.models.responses_request import ResponsesRequestBuilder
 from pytest_bfcl.models.responses_response import responses_record
@@ -33,7 +33,19 @@ class ResponsesReplica(Replica):
         return endpoint_url(self.base_url, "/responses")
 
 
+def responses_answer_record(
+    body: bytes, latency: float, cut: bool, length: int | None, limit: int
+) -> dict[str, Any]:
+    """The record of a 2xx Responses answer read up to ``limit`` bytes; an answer cut there is
+    the chat client's note (echoed into a history as a text answer)."""
+    return (
+        answer_record(body, latency, cut, length, limit) if cut else responses_record(body, latency)
+    )
+
+
 class OpenAIResponsesModel(OpenAIChatModel):
+    read_answer = staticmethod(responses_answer_record)
+
     def __init__(
         self,
         settings: EndpointSettings,
@@ -60,19 +72,22 @@ class OpenAIResponsesModel(OpenAIChatModel):
         data["reasoning_family"] = builder.reasoning
         return data
 
-    def cache_identity(self, request: dict[str, Any], sample: int = 0) -> dict[str, Any]:
+    def cache_identity(
+        self, request: dict[str, Any], sample: int = 0, entry: str | None = None
+    ) -> dict[str, Any]:
         # The wire format is part of the key: a chat completion of the same entry is another
         # answer (and its record has no items to echo).
-        return {**super().cache_identity(request, sample), "wire_format": WIRE_FORMAT}
+        return {**super().cache_identity(request, sample, entry), "wire_format": WIRE_FORMAT}
+
+    def step(self, step: StepRequest) -> StepReply:
+        # The record's ``echo`` is the answer's output items, carried back as returned.
+        record, cached = self._answer(self.requests.for_step(step), step.task)
+        record = apply_reasoning_mode(record, self.scoring.reasoning)
+        return StepReply(cached=cached, **record)
 
     def generate(self, task: Task) -> Generation:
-        # (A step's reply keeps the items to echo; a single answer has no history to go to.)
-        record, cached = self._answer(self.build_request(task), task.sample)
+        # (A single answer has no history to echo its items into.)
+        record, cached = self._answer(self.build_request(task), task)
         record = apply_reasoning_mode(record, self.scoring.reasoning)
         fields = {k: v for k, v in generation_fields(record).items() if k != "echo"}
         return Generation(id=task.entry.id, cached=cached, **fields)
-
-    def _record(self, body: bytes, latency: float, cut: bool, length: int | None) -> dict[str, Any]:
-        if cut:  # the note in place of the answer goes into the history as a text answer
-            return super()._record(body, latency, cut, length)
-        return responses_record(body, latency)

@@ -23,7 +23,7 @@ from pytest_bfcl.models.responses_request import ResponsesRequestBuilder, is_rea
 from pytest_bfcl.models.responses_response import responses_record
 from pytest_bfcl.run.conversation import Conversation
 from pytest_bfcl.run.leaderboard import as_leaderboard_scores
-from pytest_bfcl.scoring import ScoringOptions
+from pytest_bfcl.scoring import TRUNCATED, ScoringOptions
 from pytest_bfcl.settings import Settings
 from pytest_bfcl.testing.recording_server import RecordingServer
 from pytest_bfcl.testing.scripted_answers import Script
@@ -257,3 +257,15 @@ def test_a_plugin_run_over_the_responses_api(pytester, tmp_path: Path):
     assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 4
     assert recorded and {r.route for r in recorded} == {"responses"}
     assert all(r.body["store"] is False and "messages" not in r.body for r in recorded)
+
+
+def test_an_answer_cut_at_the_size_limit_is_a_note_echoed_as_text():
+    from pytest_bfcl.models.openai_responses import responses_answer_record
+    from pytest_bfcl.models.responses_request import input_items
+
+    record = responses_answer_record(b'{"output": [', 0.1, True, 10**9, 1000)
+    assert "echo" not in record and record["finish_reason"] == TRUNCATED
+    assert "larger than 1000 bytes" in record["result"]
+    # without items of its own the answer joins the history as a text answer
+    chat = {"role": "assistant", "content": record["result"]}
+    assert input_items([chat]) == [chat]
