@@ -1,6 +1,6 @@
 """``python -m pytest_bfcl.merge_baselines OUT IN IN [IN ...]``: one baseline from several
 recorded runs of the same model, each entry's passes and samples added up, so the gate compares
-a run with pass rates instead of one draw (see README, "How the gate decides")."""
+a run with pass rates instead of one draw (see docs/gating.md, "How the gate decides")."""
 
 from __future__ import annotations
 

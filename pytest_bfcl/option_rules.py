@@ -5,6 +5,7 @@ import: the plugin reads the options in every pytest run."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shlex
@@ -16,7 +17,7 @@ from urllib.parse import urlsplit
 
 from pytest_bfcl.dataset.categories import CATEGORIES, expand_categories
 from pytest_bfcl.dataset.groups import SCORE_NAMES
-from pytest_bfcl.scoring import Mode, Reasoning
+from pytest_bfcl.scoring import HistoryEcho, Mode, Reasoning, WireFormat
 
 GateMode = Literal["significant", "any", "off"]
 KnownErrors = Literal["exclude", "include", "correct"]
@@ -259,6 +260,38 @@ def _server_command(value: Any) -> str:
     return value
 
 
+# Request fields the plugin writes itself, and the option that sets each (None: no option; the
+# run needs the plugin's own value, or a single non-streamed answer).
+OWN_REQUEST_FIELDS: dict[str, str | None] = {
+    "model": "--bfcl-model",
+    "messages": None,
+    "tools": None,
+    "temperature": "--bfcl-temperature",
+    "max_tokens": "--bfcl-max-tokens",
+    "max_completion_tokens": "--bfcl-max-tokens",
+    "seed": "--bfcl-sampling-seed",
+    "stream": None,
+    "n": None,
+}
+
+
+def _extra_body(value: Any) -> dict[str, Any]:
+    """A JSON object of request fields (text), or a dict from Python; none the plugin writes."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else {}
+        except ValueError as exc:
+            raise ValueError(f"is not JSON ({exc}): {value}") from None
+    if not isinstance(value, dict):
+        raise Unfit
+    for field in value:
+        if field in OWN_REQUEST_FIELDS:
+            option = OWN_REQUEST_FIELDS[field]
+            how = f"set it with {option}" if option else "the plugin sets it"
+            raise ValueError(f"cannot set {field!r}: {how}")
+    return dict(value)
+
+
 def _as_path(value: Any) -> Path:
     if not isinstance(value, str | Path) or not str(value).strip():
         raise Unfit
@@ -348,6 +381,7 @@ WEB_URL = Rule("an http:// or https:// URL with a host", _web_url)
 MODE = choice(*get_args(Mode))
 CATEGORY_NAMES = Rule("category and group names, comma-separated", _categories)
 REASONING = choice(*get_args(Reasoning))
+HISTORY_ECHO = choice(*get_args(HistoryEcho))
 GATE_MODE = choice(*get_args(GateMode))
 THRESHOLD = Rule("NAME=PERCENT with PERCENT from 0 to 100 (such as overall=80)", _threshold)
 SAMPLE_SIZE = Rule(
@@ -356,7 +390,9 @@ SAMPLE_SIZE = Rule(
     _sample,
 )
 KNOWN_ERRORS = choice(*get_args(KnownErrors))
+WIRE_FORMAT = choice(*get_args(WireFormat))
 ENV_NAME = Rule("the name of an environment variable (letters, digits, _)", _env_name)
+EXTRA_BODY = Rule("a JSON object of request fields", _extra_body)
 VLLM_FLAGS = Rule("flags for 'vllm serve'", _shell_words)
 SERVER_COMMAND = Rule("a command with {port} where the port goes", _server_command)
 REPLICAS = Rule(

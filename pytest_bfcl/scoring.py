@@ -10,6 +10,15 @@ Mode = Literal["fc", "prompt"]
 # Where a thinking model's reasoning is (pytest_bfcl.decode.reasoning): a field of its own, or
 # <think> blocks in a text answer too.
 Reasoning = Literal["field", "think-tags"]
+# How an answer is echoed into a conversation's history (pytest_bfcl.models.leaderboard_wire):
+# the message as the server returned it, or rebuilt without its reasoning.
+HistoryEcho = Literal["as-returned", "no-reasoning"]
+# The leaderboard's default sampling temperature (its ``--temperature``), sent unless the user
+# sets one: 0.001, not 0 (some servers read 0 as "the model's default").
+REFERENCE_TEMPERATURE = 0.001
+# How an endpoint model is asked: chat completions, or OpenAI's Responses API (whose answers
+# are read the same way once parsed: calls, or text).
+WireFormat = Literal["chat-completions", "responses"]
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,8 @@ def completion_record(body: bytes, latency: float) -> dict[str, Any]:
         "output_tokens": token_count(usage.get("completion_tokens")),
         "reasoning": text_of(message.get("reasoning_content") or message.get("reasoning")),
         "finish_reason": text_of(choice.get("finish_reason")),
+        # as returned: echoed into a conversation's history (pytest_bfcl.models.leaderboard_wire)
+        "message": message,
     }
 
 
@@ -154,6 +156,6 @@ def served_models(body: bytes) -> list[str]:
 
 
 def generation_fields(record: dict[str, Any]) -> dict[str, Any]:
-    """A record's fields for a :class:`Generation` (the cut answer's sizes stay in the stored
-    record; its note and finish reason say the same)."""
-    return {k: v for k, v in record.items() if k != "response_truncated"}
+    """A record's fields for a :class:`Generation` (the cut answer's sizes and the message as
+    returned stay in the stored record; the note, finish reason and result say the same)."""
+    return {k: v for k, v in record.items() if k not in ("response_truncated", "message")}

@@ -54,6 +54,7 @@ from pytest_bfcl.models.endpoint_response import (
     generation_fields,
     served_models,
 )
+from pytest_bfcl.models.leaderboard_wire import echo_of_record
 from pytest_bfcl.models.rate_limit import RateLimitWatch, retry_delay
 from pytest_bfcl.redact import url_credentials
 from pytest_bfcl.scoring import CONTEXT_EXCEEDED, PROMPT_FILTERED, ScoringOptions
@@ -80,6 +81,7 @@ class OpenAIChatModel:
     # back-off schedule: with requests in flight, a dead or stalled server is recognised after
     # about one --bfcl-timeout, not retries x timeout x waves of entries.
     DOWN_AFTER = 3
+    read_answer = staticmethod(answer_record)  # the record of a 2xx answer (wire format's own)
 
     def __init__(
         self,
@@ -153,6 +155,7 @@ class OpenAIChatModel:
             "served_model": s.model,
             "base_urls": list(s.base_urls),
             "sampling": {"temperature": s.temperature, "max_tokens": s.max_tokens, "seed": s.seed},
+            "extra_body": dict(s.extra_body),
             "identity": s.identity,
         }
 
@@ -162,35 +165,40 @@ class OpenAIChatModel:
         return self.requests.for_task(task)
 
     def step(self, step: StepRequest) -> StepReply:
-        record, cached = self._answer(self.requests.for_step(step), step.task.sample)
+        record, cached = self._answer(self.requests.for_step(step), step.task)
         record = apply_reasoning_mode(record, self.scoring.reasoning)
-        return StepReply(cached=cached, **record)
+        echo = echo_of_record(record, self.scoring.mode, self.settings.history_echo)
+        return StepReply(cached=cached, echo=echo, **record)
 
-    def cache_identity(self, request: dict[str, Any], sample: int = 0) -> dict[str, Any]:
-        """What the cache key is taken from. Each repeated sample of an entry is a request of
-        its own (the first keeps the key a single-sample run has)."""
+    def cache_identity(
+        self, request: dict[str, Any], sample: int = 0, entry: str | None = None
+    ) -> dict[str, Any]:
+        """What the cache key is taken from: an answer is a draw per entry and per repeated
+        sample (entries sending the same request, as multi-turn variants do, never share one)."""
         identity: dict[str, Any] = {"identity": self.settings.identity, "mode": self.scoring.mode}
+        if entry is not None:
+            identity["entry"] = entry
         if sample:
             identity["sample"] = sample
         return {**identity, "request": request}
 
     def generate(self, task: Task) -> Generation:
-        record, cached = self._answer(self.build_request(task), task.sample)
+        record, cached = self._answer(self.build_request(task), task)
         record = apply_reasoning_mode(record, self.scoring.reasoning)
         return Generation(id=task.entry.id, cached=cached, **generation_fields(record))
 
-    def _answer(self, request: dict[str, Any], sample: int = 0) -> tuple[dict[str, Any], bool]:
+    def _answer(self, request: dict[str, Any], task: Task) -> tuple[dict[str, Any], bool]:
         """The response record for a request, from the cache when it has it. A project's
         transforms apply before the cache key is taken and before the record is stored.
         A repeated sample with a sampling seed sends seed + sample: the same seed would make
         every sample the same answer."""
-        if sample and isinstance(request.get("seed"), int):
-            request = {**request, "seed": request["seed"] + sample}
+        if task.sample and isinstance(request.get("seed"), int):
+            request = {**request, "seed": request["seed"] + task.sample}
         if self.hook is not None:
             self.hook.pytest_bfcl_transform_request(request=request, model=self.name)
         if self.cache is None:
             return self._transformed(self._complete(request)), False
-        key = cache_key(self.cache_identity(request, sample))
+        key = cache_key(self.cache_identity(request, task.sample, task.entry.id))
         record = self.cache.get(key)
         if record is not None:
             return record, True
@@ -230,7 +238,9 @@ class OpenAIChatModel:
                 with cancellable(handle):
                     body, cut, length = self._post(replica, payload)
                 latency = time.perf_counter() - started
-                record = answer_record(body, latency, cut, length, self.settings.max_response_bytes)
+                record = self.read_answer(
+                    body, latency, cut, length, self.settings.max_response_bytes
+                )
             except Failure as failure:
                 if failure.kind in ("context", "filtered"):  # the server is there, the model fails
                     latency = time.perf_counter() - started

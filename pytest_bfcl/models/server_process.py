@@ -30,6 +30,7 @@ from pytest_bfcl.redact import redact_args, redact_text
 
 MAX_LOG_LINE = 1 << 20  # bytes; a longer line (a progress bar without newlines) is split
 WATCH_INTERVAL = 0.5  # seconds between looks at whether a started server is still alive
+GROUP_GRACE = 15.0  # seconds the server's other processes get to exit after it
 
 
 class ServerStartError(ModelSpecError):
@@ -206,6 +207,20 @@ class ServerProcess:
             process.wait()
         except ProcessLookupError:
             pass
+        _wait_group_gone(process.pid, GROUP_GRACE)
+
+
+def _wait_group_gone(group: int, grace: float) -> None:
+    """Wait until every process of the server's group has exited (vLLM's engine and workers
+    outlive its API server by a moment), at most ``grace`` seconds; then kill what is left."""
+    deadline = time.monotonic() + grace
+    try:
+        while time.monotonic() < deadline:
+            os.killpg(group, 0)
+            time.sleep(0.1)
+        os.killpg(group, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # none left
 
 
 def start_all(servers: list[ServerProcess]) -> None:

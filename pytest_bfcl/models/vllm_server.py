@@ -1,6 +1,7 @@
 """``--bfcl-model=vllm:MODEL_OR_PATH``: start ``vllm serve`` once per session (or one server per
-replica with ``--bfcl-vllm-replicas``), wait for it, and talk to it as an OpenAI-compatible
-endpoint.
+replica with ``--bfcl-vllm-replicas``) when the first request the response cache cannot answer
+needs it, wait for it, and talk to it as an OpenAI-compatible endpoint. How the command and its
+environment are made is :mod:`pytest_bfcl.models.vllm_launch`.
 
 Under pytest-xdist the controller starts the servers before the workers exist and hands them
 their addresses in the worker input, so every worker shares them. Each server runs in its own
@@ -14,10 +15,14 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.models.base import ModelSpecError
+from pytest_bfcl.models.endpoint_errors import ServerDown
 from pytest_bfcl.models.endpoint_request import EndpointSettings
 from pytest_bfcl.models.server_process import (
     ServerProcess,
@@ -27,6 +32,12 @@ from pytest_bfcl.models.server_process import (
     start_all,
 )
 from pytest_bfcl.models.started_servers import StartedServersModel
+from pytest_bfcl.models.vllm_launch import (
+    checkpoint_identity,
+    tool_parser_advice,
+    vllm_command,
+    vllm_environment,
+)
 from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args
 
 __all__ = [
@@ -41,15 +52,23 @@ __all__ = [
 ]
 
 
-def VllmServer(
-    command: list[str],
-    port: int,
-    log_path: Path,
-    startup_timeout: float = 1200.0,
-    env: dict[str, str] | None = None,
-) -> ServerProcess:
-    """A ``vllm serve`` process (healthy when ``/health`` answers)."""
-    return ServerProcess(command, port, log_path, startup_timeout, name="vLLM", env=env)
+@dataclass
+class VllmServer(ServerProcess):
+    """A ``vllm serve`` process (healthy when ``/health`` answers) whose temporary files go to
+    a folder of its own, removed when it stops."""
+
+    name: str = "vLLM"
+    temp_dir: Path | None = field(default=None, repr=False)
+
+    def launch(self) -> None:
+        if self.temp_dir is not None:
+            self.temp_dir.mkdir(parents=True, exist_ok=True)
+        super().launch()
+
+    def stop(self, grace: float = 30.0) -> None:
+        super().stop(grace)
+        if self.temp_dir is not None and not self.alive():
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
 def serve_command(
@@ -58,7 +77,7 @@ def serve_command(
     """``vllm serve`` with the address and name the plugin needs, the tool-calling switch in
     function-calling mode, and the user's flags passed through untouched."""
     command = [
-        *shlex.split(executable),
+        *vllm_command(executable),
         "serve",
         model,
         "--host",
@@ -71,9 +90,8 @@ def serve_command(
     if mode == "fc":
         if not any(a.startswith("--tool-call-parser") for a in extra):
             raise ModelSpecError(
-                "native tool calling on vLLM needs the model's tool-call parser: add it to "
-                "--bfcl-vllm-args (for example '--tool-call-parser hermes'), or use "
-                "--bfcl-mode=prompt"
+                "native tool calling on vLLM needs the model's tool-call parser: add "
+                f"{tool_parser_advice(model)} to --bfcl-vllm-args, or use --bfcl-mode=prompt"
             )
         if "--enable-auto-tool-choice" not in extra:
             command.append("--enable-auto-tool-choice")
@@ -151,19 +169,29 @@ def _replica_log(settings: Any, port: int, index: int, replicas: int) -> Path:
     return path if replicas == 1 else path.with_name(f"{path.stem}-{index}{path.suffix}")
 
 
-def start_servers(
-    settings: Any, model_path: str, extra: list[str], mode: str, visible: str | None
-) -> list[ServerProcess]:
-    """Start one ``vllm serve`` per replica (all at once) and wait for every one."""
+def prepare_servers(
+    settings: Any,
+    model_path: str,
+    served: str,
+    extra: list[str],
+    mode: str,
+    visible: str | None,
+) -> list[VllmServer]:
+    """One ``vllm serve`` per replica, each with its port, log, devices, and vLLM's caches and
+    temporary files under the log's folder; none started yet."""
     devices = replica_devices(settings.vllm_replicas, extra, visible)
     servers = []
     for index, device_set in enumerate(devices):
         port = settings.vllm_port + index if settings.vllm_port else free_port()
-        command = serve_command(settings.vllm_exe, model_path, model_path, port, extra, mode)
+        command = serve_command(settings.vllm_exe, model_path, served, port, extra, mode)
         log = _replica_log(settings, port, index, len(devices))
-        env = {"CUDA_VISIBLE_DEVICES": device_set} if device_set is not None else None
-        servers.append(VllmServer(command, port, log, settings.vllm_startup_timeout, env))
-    start_all(servers)
+        temp = log.parent / f"vllm-tmp-{port}"
+        env = vllm_environment(log.parent / "vllm-cache", temp)
+        if device_set is not None:
+            env["CUDA_VISIBLE_DEVICES"] = device_set
+        servers.append(
+            VllmServer(command, port, log, settings.vllm_startup_timeout, env=env, temp_dir=temp)
+        )
     return servers
 
 
@@ -171,32 +199,43 @@ def make_vllm_model(
     spec: str, settings: Any, scoring: Any, texts: Any, cache: Any, hook: Any
 ) -> VllmChatModel:
     """The model for ``vllm:MODEL_OR_PATH``: reuse the session's servers (xdist workers) or
-    start them."""
+    prepare them. With a response cache they start at the first request the cache cannot
+    answer (a rerun answered from the cache starts none); without one, at once."""
     model_path = spec.removeprefix("vllm:")
     if not model_path:
         raise ModelSpecError("vllm needs a model: --bfcl-model=vllm:MODEL_OR_PATH")
     extra = shlex.split(settings.vllm_args or "")
     register_secrets_in_args(extra)  # also for settings built in Python, not by the plugin
-    servers: list[ServerProcess] = []
+    # A local folder is served under its own name: two spellings of its path ask alike.
+    local = Path(model_path).expanduser()
+    served = local.resolve().name if local.is_dir() else model_path
+    servers: list[VllmServer] = []
     if settings.vllm_shared_urls:  # an xdist worker: the controller's servers
         urls = tuple(settings.vllm_shared_urls)
         logs = [Path(p) for p in settings.vllm_shared_logs]
     else:
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-        servers = start_servers(settings, model_path, extra, scoring.mode, visible)
+        servers = prepare_servers(settings, model_path, served, extra, scoring.mode, visible)
         urls = tuple(s.base_url for s in servers)
         logs = [s.log_path for s in servers]
-    # The checkpoint and every serving flag decide the answers; a key's value does not, so it
-    # stays out of the identity (masked), and a rotated key keeps the cache. The replicas and
-    # their devices do not either: every replica answers alike.
+    # The checkpoint (a local one by its resolved path and files) and every serving flag decide
+    # the answers; a key's value does not, so it stays out of the identity (masked), and a
+    # rotated key keeps the cache. The replicas and their devices do not either: every replica
+    # answers alike.
     flags = shlex.join(redact_args(extra))
-    identity = f"vllm:{model_path} {flags} {settings.model_identity}".strip()
-    endpoint = EndpointSettings.from_settings(settings, model_path, urls, identity)
-    return VllmChatModel(endpoint, scoring, texts, cache, hook, servers, extra, logs)
+    checkpoint = checkpoint_identity(model_path)
+    identity = f"vllm:{checkpoint} {flags} {settings.model_identity}".strip()
+    endpoint = EndpointSettings.from_settings(settings, served, urls, identity)
+    model = VllmChatModel(endpoint, scoring, texts, cache, hook, servers, extra, logs)
+    model.checkpoint = checkpoint
+    if cache is None or settings.refresh:  # every entry asks the server
+        model.start_servers()
+    return model
 
 
 class VllmChatModel(StartedServersModel):
-    """An OpenAI-compatible client bound to the session's vLLM servers."""
+    """An OpenAI-compatible client bound to the session's vLLM servers, which it starts when
+    the first request needs them (:meth:`start_servers`)."""
 
     def __init__(
         self,
@@ -205,22 +244,63 @@ class VllmChatModel(StartedServersModel):
         texts: Any,
         cache: Any,
         hook: Any,
-        servers: list[ServerProcess],
+        servers: list[VllmServer],
         serving_args: list[str],
         log_paths: list[Path],
     ) -> None:
-        super().__init__(endpoint, scoring, texts, cache, hook, servers, log_paths)
+        super().__init__(endpoint, scoring, texts, cache, hook, list(servers), log_paths)
         self.serving_args = serving_args
+        self.checkpoint = ""  # a local checkpoint's resolved path and files digest
+        self._started = not servers  # an xdist worker's servers run already
+        self._start_failure: str | None = None
+        self._start_lock = threading.Lock()
+
+    def start_servers(self) -> None:
+        """Start the servers once (all at once) and wait until every one is healthy; a
+        failure is a :class:`ServerStartError` with the log's last lines."""
+        with self._start_lock:
+            if self._started:
+                return
+            if self._start_failure is not None:
+                raise ServerStartError(self._start_failure)
+            try:
+                start_all(self.servers)
+            except ServerStartError as exc:
+                self._start_failure = str(exc)
+                raise
+            self._started = True
+
+    def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A request the cache could not answer: the servers start first, if they have not;
+        when they cannot, the run stops once with why."""
+        if not self._started:
+            try:
+                self.start_servers()
+            except ServerStartError as exc:
+                self.down_reason = self.down_reason or str(exc)
+                raise ServerDown(self.down_reason) from None
+        return super()._complete(request)
+
+    def probe(self) -> None:
+        """Servers not started yet need no probe: they are waited on until healthy."""
+        if self._started:
+            super().probe()
+
+    @property
+    def started(self) -> bool:
+        return self._started
 
     def metadata(self) -> dict[str, Any]:
         info = super().metadata()
         info["kind"] = "vllm"
         info["vllm"] = {
             "model": self.settings.model,
+            "checkpoint": self.checkpoint,
             "serving_args": self.serving_args,
             "command": self.servers[0].command if self.servers else None,
             "log": str(self.log_paths[0]),
             "shared_from_controller": not self.servers,
+            "started": self._started,
         }
         if len(self.log_paths) > 1:
             devices = {s.log_path: (s.env or {}).get("CUDA_VISIBLE_DEVICES") for s in self.servers}
@@ -230,9 +310,11 @@ class VllmChatModel(StartedServersModel):
         return redact_data(info)
 
     def shared_server(self) -> dict[str, list[str]]:
-        """What xdist workers need to use this process's servers instead of starting some."""
+        """What xdist workers need to use this process's servers instead of starting some
+        (started here first: the workers cannot start them)."""
         if not self.servers:
             return {}
+        self.start_servers()
         return {
             "vllm_shared_urls": [s.base_url for s in self.servers],
             "vllm_shared_logs": [str(s.log_path) for s in self.servers],

@@ -230,7 +230,8 @@ def incompatibilities(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
 
 def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]:
     """The stamps that make verdicts comparable: the verdict rules, the sampling temperature,
-    and enough samples per entry. A baseline of the second format carries none of them and is
+    the deviations from the leaderboard (``--bfcl-exact-call-text``), and enough samples per
+    entry. A baseline of the second format carries none of them and is
     taken as one sample under the first rules."""
     recorded = baseline.metadata
     problems = []
@@ -246,6 +247,19 @@ def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
             f"temperature differs: baseline {recorded.get('temperature')!r}, this run "
             f"{metadata.get('temperature')!r}"
         )
+    extra, recorded_extra = metadata.get("extra_body") or {}, recorded.get("extra_body") or {}
+    if extra != recorded_extra:
+        problems.append(
+            f"request fields differ (--bfcl-extra-body): baseline {_json(recorded_extra)}, "
+            f"this run {_json(extra)}"
+        )
+    before = recorded.get("leaderboard_deviations") or []
+    now = metadata.get("leaderboard_deviations") or []
+    if before != now:
+        shown = [", ".join(map(str, d)) or "none" for d in (before, now)]
+        problems.append(
+            f"deviations from the leaderboard differ: baseline {shown[0]}, this run {shown[1]}"
+        )
     asked = int(metadata.get("samples") or 1)
     if asked > baseline.samples:
         problems.append(
@@ -253,6 +267,10 @@ def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
             f"{baseline.samples} (record it with at least as many, or merge baselines)"
         )
     return problems + policy_differences(recorded, metadata)
+
+
+def _json(fields: Any) -> str:
+    return json.dumps(fields, sort_keys=True) if fields else "none"
 
 
 def version_note(baseline: Baseline, metadata: dict[str, Any]) -> str | None:

@@ -345,5 +345,9 @@ def failure_lines(
             "full with --bfcl-explain ID; more here with --bfcl-list-failures N)"
         )
     for entry_id, text in explanations.items():
-        lines += ["", *text.splitlines()] if text else ["", f"{entry_id}: no failure to explain"]
+        lines += (
+            ["", *text.splitlines()]
+            if text
+            else ["", f"{entry_id}: no failure to explain (it passed, or did not run)"]
+        )
     return lines

@@ -4,6 +4,7 @@ lists' skeleton."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timezone
 from html import escape
@@ -51,8 +52,16 @@ def header_html(metadata: dict[str, Any], gate: GateResult | None, scores: Score
         facts.append(("sample", f"{metadata['sample']} (seed {metadata.get('seed')})"))
     if scores.partial_eval:
         facts.append(("scoring", "--bfcl-partial-eval (entries present only)"))
+    if metadata.get("extra_body"):
+        fields = json.dumps(metadata["extra_body"], sort_keys=True, ensure_ascii=False)
+        facts.append(("request fields", f"{fields[:300]} (not comparable to the leaderboard)"))
+    if metadata.get("leaderboard_deviations"):
+        shown = "; ".join(map(str, metadata["leaderboard_deviations"]))
+        facts.append(("not comparable to the leaderboard", shown))
+    missing = len(scores.overall.missing)
     overall = (
-        f"partial ({_percent(scores.overall.reference_accuracy)} with not-run as 0)"
+        f"not computed ({missing} of its categories not run; "
+        f"{_percent(scores.overall.reference_accuracy)} with them as 0)"
         if scores.partial
         else _percent(scores.overall.accuracy)
     )

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import pytest
 
 from pytest_bfcl.files import os_error_text
+from pytest_bfcl.pytest_private import junit_logfile, switch_junit_writer_off
 
 
 def _writable(path: Path) -> str | None:
@@ -34,19 +35,13 @@ def _writable(path: Path) -> str | None:
 
 def refuse_unwritable_junit(config: pytest.Config) -> str | None:
     """Switch pytest's junit writer off when its file cannot be written; why, or None."""
-    try:
-        from _pytest import junitxml
-    except ImportError:
-        return None
-    xml = config.stash.get(junitxml.xml_key, None)
-    logfile = getattr(xml, "logfile", None)
-    if xml is None or not isinstance(logfile, str):
+    logfile = junit_logfile(config)
+    if logfile is None:
         return None
     problem = _writable(Path(logfile))
     if problem is None:
         return None
-    config.pluginmanager.unregister(xml)
-    del config.stash[junitxml.xml_key]
+    switch_junit_writer_off(config)
     return problem
 
 

@@ -84,16 +84,22 @@ class Conversation:
         services: BackendServices | None = None,
         initial_config: dict[str, Any] | None = None,
         budget: int | None = None,
+        rewrite_model: str | None = None,
     ) -> None:
         """``initial_config`` replaces the entry's own (a memory conversation's snapshot);
-        ``budget``: the bytes the conversation may hold and resend (``--bfcl-max-entry-bytes``)."""
+        ``budget``: the bytes the conversation may hold and resend (``--bfcl-max-entry-bytes``);
+        ``rewrite_model``: the model name with which calls are rewritten as the leaderboard's
+        inference rewrites them (None: executed as written)."""
         self.task = task
         self.model = model
         self.mode = mode
         self.texts = texts
         entry = task.entry
         config = initial_config if initial_config is not None else entry.initial_config
-        self.env = Environment.create(entry.involved_classes, config, long_context, services)
+        rewrite_for = (rewrite_model, entry.id) if rewrite_model is not None else None
+        self.env = Environment.create(
+            entry.involved_classes, config, long_context, services, rewrite_for
+        )
         self.functions = with_language_hints(entry.function_sources(), "python", texts)
         self.history: list[dict[str, Any]] = []
         self.results: list[list[Any]] = []
@@ -220,11 +226,14 @@ class Conversation:
                 self.refusal = reply.result
                 turn_log[f"step_{step}"] = [{"role": "handler_log", "content": reply.result}]
                 break
-            # The reasoning is recorded, never sent back: some servers refuse it in a history.
-            said_message = _assistant_message(reply, self.mode)
-            if self._over_budget([said_message]):
+            # As the model's client echoes it (the leaderboard handler's form), else the calls
+            # or text alone (the reasoning is recorded, not sent back).
+            echoed = (
+                reply.echo if reply.echo is not None else [_assistant_message(reply, self.mode)]
+            )
+            if self._over_budget(echoed):
                 break
-            self.history.append(said_message)
+            self.history.extend(echoed)
             said: dict[str, Any] = {"role": "assistant", "content": reply.result}
             if reply.reasoning:
                 said["reasoning_content"] = reply.reasoning

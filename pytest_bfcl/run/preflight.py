@@ -128,6 +128,14 @@ def check_model(run: BfclRun) -> None:
         raise SetupError(str(exc)) from None
 
 
+def start_shared_servers(model: object) -> None:
+    """Start the servers a model starts on demand (``vllm:``) now: xdist workers share the
+    controller's servers and cannot start them themselves."""
+    start = getattr(model, "start_servers", None)
+    if start is not None:
+        start()
+
+
 def check_kinds(run: BfclRun) -> None:
     """Each kind's own set-up check, once for its selected categories (web access for web
     search, the public APIs of the executable categories)."""

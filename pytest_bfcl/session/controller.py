@@ -5,6 +5,7 @@ reports, exit status, the closing part of the terminal)."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import time
@@ -16,6 +17,7 @@ import pytest
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.errors import SetupError
+from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.perf import collect_and_freeze, freeze_long_lived
 from pytest_bfcl.redact import redact_data, redact_text
 from pytest_bfcl.report.baseline import Baseline
@@ -35,7 +37,7 @@ from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import Prices, replica_summary, usage_summary
 from pytest_bfcl.run.engine import BfclRun
-from pytest_bfcl.run.preflight import left_out_line, preflight
+from pytest_bfcl.run.preflight import left_out_line, preflight, start_shared_servers
 from pytest_bfcl.run.scheduler import ReportedProgress
 from pytest_bfcl.session.common import (
     SessionPlugin,
@@ -93,9 +95,16 @@ class ControllerPlugin(SessionPlugin):
             return
         try:
             preflight(self.run)
-        except SetupError as exc:
+            if self.config.pluginmanager.has_plugin("dsession"):
+                start_shared_servers(self.run.model)  # before xdist starts its workers
+        except (SetupError, ModelSpecError) as exc:
             raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
-        self.board.expect(self.run.expected_ids(), self.run.sampled_populations())
+        expected = self.run.expected_ids()
+        problem = unknown_explain_ids(self.settings.explain, expected, self.run)
+        if problem:
+            raise pytest.UsageError(f"pytest-bfcl: {problem}")
+        self.board.expect(expected, self.run.sampled_populations())
+        self.board.clusters = self.run.clusters()
         if reporter is not None and self._summarise_failures():
             leave_bfcl_failures_out_of_sections(reporter)
         if self.baseline is not None and not self.settings.baseline_common:
@@ -116,7 +125,9 @@ class ControllerPlugin(SessionPlugin):
             return  # pytest runs nothing (collection errors stop it): ask the model nothing
         self.started = time.perf_counter()
         self.last_progress = self.started
-        ids = [item.entry_id for item in session.items if isinstance(item, BfclItem)]
+        # An xdist controller collects nothing (on pytest 7 its session has no items at all).
+        items = getattr(session, "items", [])
+        ids = [item.entry_id for item in items if isinstance(item, BfclItem)]
         self.total_items = len(ids)
         self.run.prefetch(ids)
 
@@ -319,9 +330,40 @@ class ControllerPlugin(SessionPlugin):
     def _closing_part(self, terminalreporter: Any) -> None:
         if not self.board.tallies or self.finished is None:
             terminalreporter.write_sep("=", "BFCL V4 scores")
-            terminalreporter.write_line("no BFCL entry ran")
+            deselected = sum(1 for r in terminalreporter.stats.get("deselected", []) if is_bfcl(r))
+            why = f": all {deselected} collected were deselected (-m, -k, --deselect)"
+            terminalreporter.write_line("no BFCL entry ran" + (why if deselected else ""))
+            gate = self.finished.gate if self.finished is not None else None
+            if gate is not None and gate.failed:
+                # the exit status is the gate's: say so here, not only in the JSON report
+                terminalreporter.write_sep("=", "BFCL gate: FAILED")
+                terminalreporter.write_line(
+                    "incomplete: no entry of the selection was scored (pass "
+                    "--bfcl-allow-incomplete to gate on what was scored)"
+                )
             return
         for title, lines in closing_sections(self._outcome(), self.finished):
             terminalreporter.write_sep("=", title)
             for line in lines:
                 terminalreporter.write_line(line)
+
+
+def unknown_explain_ids(
+    wanted: tuple[str, ...], expected: dict[str, set[str]], run: BfclRun
+) -> str | None:
+    """Why an id given to ``--bfcl-explain`` can have no failure to explain in this run (not an
+    entry of the selection, or left out by the sample), said before anything is generated."""
+    scored = set().union(*expected.values()) if expected else set()
+    problems = []
+    for entry_id in wanted:
+        if entry_id in scored:
+            continue
+        selection = {e.id for c in run.settings.categories for e in run.dataset.entries(c)}
+        if entry_id in selection:
+            why = "this run leaves it out (the sample, or an option that excludes it)"
+        else:
+            close = difflib.get_close_matches(entry_id, sorted(selection), n=2)
+            hint = f"; did you mean {' or '.join(close)}?" if close else ""
+            why = f"no entry of the selected categories has this id{hint}"
+        problems.append(f"--bfcl-explain={entry_id}: {why}")
+    return "; ".join(problems) or None

@@ -15,8 +15,8 @@ from pytest_bfcl.errors import SetupError
 from pytest_bfcl.markers import register_markers
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.replay import ReplayError
+from pytest_bfcl.names import PLUGIN_NAME
 from pytest_bfcl.perf import allow_freezing, quick_interpreter_exit
-from pytest_bfcl.plugin import PLUGIN_NAME
 from pytest_bfcl.redact import redact_text
 from pytest_bfcl.report.baseline import (
     Baseline,
@@ -107,7 +107,7 @@ def _load_compatible_baseline(settings: Settings, run: BfclRun) -> Baseline | No
         raise BaselineError(
             f"baseline {settings.baseline_path} does not fit this run: " + "; ".join(stamps)
         )
-    run.plan_noise = category_noise(baseline.rates)
+    run.selection.plan_noise = category_noise(baseline.rates)
     problems = incompatibilities(baseline, metadata)
     if problems and not settings.baseline_common:
         raise BaselineError(

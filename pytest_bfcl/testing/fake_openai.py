@@ -22,6 +22,7 @@ from typing import Any
 from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.load import Dataset
+from pytest_bfcl.kinds import open_dataset
 from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.oracle import OracleModel
 from pytest_bfcl.testing.gateway_faults import GATEWAY_FAULTS
@@ -418,7 +419,7 @@ def main() -> None:
     parser.add_argument("--stall-after", type=int)
     args = parser.parse_args()
     fake = FakeOpenAI(
-        Dataset(ensure_pinned_data()), args.categories.split(","), args.latency, args.mode
+        open_dataset(ensure_pinned_data()), args.categories.split(","), args.latency, args.mode
     )
     fake.capacity, fake.stall_after = args.capacity, args.stall_after
     if args.die_after:

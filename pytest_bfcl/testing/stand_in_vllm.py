@@ -11,6 +11,7 @@ serves the test server's oracle answers on that port. Behaviour from the environ
 - ``STANDIN_FAIL_DEVICES``: like ``STANDIN_FAIL``, for the server on these devices only
 - ``STANDIN_LATENCY``: seconds before each answer
 - ``STANDIN_ECHO``: a line to print at start (a server printing a token it was given)
+- ``STANDIN_TEMP_FILE``: leave a ``vllm_dist_*`` file in the temporary folder, as vLLM does
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 import threading
 import time
 
+from pytest_bfcl.kinds import open_dataset
 from pytest_bfcl.testing.fake_openai import FakeOpenAI, _Server
 
 
@@ -38,6 +40,12 @@ def main() -> None:
     print(f"INFO devices={devices or '(all)'}", flush=True)
     if os.environ.get("STANDIN_ECHO"):
         print(f"INFO {os.environ['STANDIN_ECHO']}", flush=True)
+    if os.environ.get("STANDIN_TEMP_FILE"):
+        import tempfile
+
+        handle, name = tempfile.mkstemp(prefix="vllm_dist_")
+        os.close(handle)
+        print(f"INFO temporary file {name}", flush=True)
     if os.environ.get("STANDIN_STARTS"):
         with open(os.environ["STANDIN_STARTS"], "a") as fh:
             fh.write(f"{os.getpid()}\n")
@@ -45,11 +53,10 @@ def main() -> None:
         print("ERROR torch.OutOfMemoryError: CUDA out of memory (stand-in)", flush=True)
         sys.exit(1)
     from pytest_bfcl.dataset.fetch import ensure_pinned_data
-    from pytest_bfcl.dataset.load import Dataset
 
     categories = os.environ.get("STANDIN_CATEGORIES", "simple_python").split(",")
     fake = FakeOpenAI(
-        Dataset(ensure_pinned_data()), categories, mode=os.environ.get("STANDIN_MODE", "fc")
+        open_dataset(ensure_pinned_data()), categories, mode=os.environ.get("STANDIN_MODE", "fc")
     )
     fake.server.server_close()
     fake.served_models = [args.served_model_name or args.model]  # as vLLM lists on /v1/models

@@ -113,7 +113,24 @@ def test_tool_calling_needs_a_parser(pytester, stand_in, tmp_path):
     args = [a for a in vllm_args(tmp_path) if not a.startswith("--bfcl-vllm-args")]
     result = pytester.runpytest(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--tool-call-parser" in result.stderr.str()
+    err = result.stderr.str()
+    assert "'--tool-call-parser NAME'" in err and "docs/vllm.md" in err
+    assert pids(stand_in) == []
+
+
+def test_the_parser_asked_for_is_the_model_family_s(pytester, stand_in, tmp_path):
+    folder = tmp_path / "my-checkpoint"  # a local folder: recognised by its config.json
+    folder.mkdir()
+    (folder / "config.json").write_text(
+        '{"model_type": "mistral", "architectures": ["MistralForCausalLM"]}'
+    )
+    args = [
+        a for a in vllm_args(tmp_path) if not a.startswith(("--bfcl-vllm-args", "--bfcl-model"))
+    ]
+    result = pytester.runpytest(f"--bfcl-model=vllm:{folder}", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "'--tool-call-parser mistral', with --tokenizer-mode mistral" in err
     assert pids(stand_in) == []
 
 
