@@ -94,6 +94,7 @@ def _shell(cwd: Path, line: str, env: dict[str, str]) -> subprocess.CompletedPro
 def adopted(tmp_path_factory, data_source) -> dict[str, Any]:
     """A team's repository made from the template, cloned as CI checks it out, with the plugin
     installed by the CI files' own install line from a wheel of this checkout."""
+    pytest.importorskip("build")  # a development dependency: makes the wheel installed
     root = tmp_path_factory.mktemp("adoption")
     assert REPO not in root.parents
     built = subprocess.run(
