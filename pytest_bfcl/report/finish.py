@@ -234,8 +234,10 @@ def run_detections(outcome: RunOutcome, finished: FinishedRun) -> list[Detection
     if settings.sample is None and settings.detect is None:
         return []
     sizes = {n: c.total for n, c in finished.scores.categories.items() if c.total}
-    noise = category_noise(outcome.baseline.rates) if outcome.baseline is not None else {}
-    noise.update(category_noise(outcome.board.rates))
+    baseline = outcome.baseline
+    other = baseline.samples if baseline is not None else settings.samples
+    noise = category_noise(baseline.rates, settings.samples) if baseline is not None else {}
+    noise.update(category_noise(outcome.board.rates, other))
     return detections(sizes, noise, settings.gate.alpha, settings.gate.min_drop)
 
 

@@ -18,7 +18,6 @@ measured rates.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from fractions import Fraction
 from typing import Literal
 
 from pydantic import BaseModel
@@ -235,16 +234,16 @@ def _comparison(
     test: TestResult,
     accuracies: tuple[float, float] | None = None,
 ) -> Comparison:
-    def rate(value: Rate) -> Fraction:
-        return Fraction(value[0], value[1])
+    def lower(a: Rate, b: Rate) -> bool:  # a's pass rate below b's, in integers
+        return a[0] * b[1] < b[0] * a[1]
 
-    worse = [i for i in ids if rate(current[i]) < rate(baseline[i])]
+    worse = [i for i in ids if lower(current[i], baseline[i])]
     flaky = {i for i in worse if 0 < baseline[i][0] < baseline[i][1]}
-    improvements = sorted((i for i in ids if rate(current[i]) > rate(baseline[i])), key=natural_key)
+    improvements = sorted((i for i in ids if lower(baseline[i], current[i])), key=natural_key)
     if accuracies is None:
         accuracies = (
-            sum(float(rate(baseline[i])) for i in ids) / len(ids),
-            sum(float(rate(current[i])) for i in ids) / len(ids),
+            sum(p / k for p, k in (baseline[i] for i in ids)) / len(ids),
+            sum(p / k for p, k in (current[i] for i in ids)) / len(ids),
         )
     return Comparison(
         name=name,

@@ -13,6 +13,7 @@ unchanged model would show.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from statistics import NormalDist
@@ -232,14 +233,18 @@ def shrunk_noise(own: float, entries: int, pooled: float) -> float:
     return (own * entries + pooled * weight) / (entries + weight) if entries + weight else 0.0
 
 
-def noise_from_rates(rates: Sequence[float], samples: int) -> float | None:
-    """The same noise, predicted from one run's repeated samples: two independent runs of an
-    entry with pass probability p differ by a squared amount of 2 p (1 - p) / K on average
-    (p (1 - p) estimated without bias from the K samples). ``None`` with one sample."""
+def noise_from_rates(
+    rates: Sequence[float], samples: int, against: int | None = None
+) -> float | None:
+    """The same noise, predicted from one run's repeated samples: an entry with pass
+    probability p differs between a run of ``samples`` and one of ``against`` samples (the
+    same by default) by a squared amount of p (1 - p) (1/samples + 1/against) on average
+    (p (1 - p) estimated without bias from the samples). ``None`` with one sample."""
     if samples <= 1 or not rates:
         return None
+    other = against or samples
     unbiased = [r * (1 - r) * samples / (samples - 1) for r in rates]
-    return 2 * sum(unbiased) / len(unbiased) / samples
+    return sum(unbiased) / len(unbiased) * (1 / samples + 1 / other)
 
 
 # Up to this many entries the power of a one-sample comparison is computed exactly (the normal
@@ -264,7 +269,7 @@ def detectable_drop(
     A drop of ``delta`` adds ``delta`` of discordance (entries that now fail). Up to
     :data:`EXACT_POWER_ENTRIES` entries with one sample the power is summed exactly over the
     counts of entries that got worse and better; above, the normal approximation of the
-    sign-flip test needs ``n delta`` to exceed ``z_level`` standard deviations of the null by
+    paired test needs ``n delta`` to exceed ``z_level`` standard deviations of the null by
     ``z_power`` of the alternative."""
     if entries <= 0:
         return None
@@ -327,6 +332,7 @@ def _log_power(p: float, k: int) -> float:
     return k * math.log(p) if p > 0 else -math.inf
 
 
+@functools.lru_cache(maxsize=65536)
 def _upper_tail(worse: int, discordant: int) -> float:
     """One-sided exact McNemar: P(at least ``worse`` of ``discordant`` fair coin flips)."""
     if discordant == 0:

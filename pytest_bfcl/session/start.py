@@ -107,7 +107,7 @@ def _load_compatible_baseline(settings: Settings, run: BfclRun) -> Baseline | No
         raise BaselineError(
             f"baseline {settings.baseline_path} does not fit this run: " + "; ".join(stamps)
         )
-    run.selection.plan_noise = category_noise(baseline.rates)
+    run.selection.plan_noise = category_noise(baseline.rates, settings.samples)
     problems = incompatibilities(baseline, metadata)
     if problems and not settings.baseline_common:
         raise BaselineError(

@@ -94,6 +94,8 @@ def test_noise_estimates():
     # p = 1/2 with K = 2: two independent runs differ by 2 * (1/2 * 1/2 * 2) / 2 = 0.5
     assert noise_from_rates([0.5], 2) == pytest.approx(0.5)
     assert noise_from_rates([0.5], 1) is None
+    # planning a one-sample run against a 2-sample baseline: p(1-p) = 1/2 (unbiased) x (1/2 + 1)
+    assert noise_from_rates([0.5], 2, against=1) == pytest.approx(0.75)
 
 
 @pytest.mark.parametrize(("entries", "sides"), [(16, (1, 1)), (200, (1, 1)), (16, (3, 1))])
