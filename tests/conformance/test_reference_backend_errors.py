@@ -1,4 +1,5 @@
-"""Every badly formed call of every multi-turn backend function, answered by pytest-bfcl's
+"""Every badly formed call of every multi-turn and memory (kv, rec_sum) backend function,
+answered by pytest-bfcl's
 backends and by the official executor in the evaluator's virtualenv: the answers (error texts
 included) are identical. Opt-in (``BFCL_CONFORMANCE=1``): it builds that virtualenv, unless
 ``BFCL_REFERENCE_PYTHON`` names a Python that has the pinned ``bfcl-eval`` installed."""
@@ -14,6 +15,7 @@ from pytest_bfcl.conformance import reference
 from pytest_bfcl.conformance.backend_errors import (
     differences,
     ground_truth_cases,
+    memory_cases,
     our_answers_pinned,
     probe_cases,
     reference_answers,
@@ -36,12 +38,12 @@ MULTI_TURN = (
 def test_backends_answer_badly_formed_calls_as_the_reference_does(dataset):
     given = os.environ.get("BFCL_REFERENCE_PYTHON")
     python = Path(given) if given else reference.ensure_venv()
-    cases = probe_cases(scenario_configs(dataset.entries("multi_turn_base")))
+    cases = probe_cases(scenario_configs(dataset.entries("multi_turn_base"))) + memory_cases()
     for category in MULTI_TURN:
         cases += ground_truth_cases(
             dataset.entries(category), dataset.answers(category), per_method=10**6
         )
-    assert len(cases) > 50_000
+    assert len(cases) > 59_000
     found = differences(cases, our_answers_pinned(cases), reference_answers(python, cases))
     shown = "\n".join(
         f"{d.case.call}\n  ours: {d.ours}\n  reference: {d.reference}" for d in found[:20]
