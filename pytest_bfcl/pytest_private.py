@@ -12,6 +12,7 @@ silently change what a run reports.
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -89,6 +90,16 @@ def switch_junit_writer_off(config: pytest.Config) -> None:
     if xml is not None:
         config.pluginmanager.unregister(xml)
         del config.stash[junitxml.xml_key]
+
+
+def raised_by_junit_writer(exc: BaseException) -> bool:
+    """Whether pytest's junit writer raised ``exc`` (its module is in the traceback)."""
+    traceback = exc.__traceback__
+    while traceback is not None:
+        if traceback.tb_frame.f_code.co_filename.endswith(os.path.join("_pytest", "junitxml.py")):
+            return True
+        traceback = traceback.tb_next
+    return False
 
 
 def report_fields(report: pytest.TestReport) -> dict[str, Any]:

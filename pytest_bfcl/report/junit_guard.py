@@ -15,7 +15,11 @@ from typing import Any, Protocol
 import pytest
 
 from pytest_bfcl.files import os_error_text
-from pytest_bfcl.pytest_private import junit_logfile, switch_junit_writer_off
+from pytest_bfcl.pytest_private import (
+    junit_logfile,
+    raised_by_junit_writer,
+    switch_junit_writer_off,
+)
 
 
 def _writable(path: Path) -> str | None:
@@ -52,15 +56,6 @@ class _Finisher(Protocol):
     def pytest_sessionfinish(self, session: pytest.Session) -> None: ...
 
 
-def _from_junit_writer(exc: BaseException) -> bool:
-    traceback = exc.__traceback__
-    while traceback is not None:
-        if traceback.tb_frame.f_code.co_filename.endswith(os.path.join("_pytest", "junitxml.py")):
-            return True
-        traceback = traceback.tb_next
-    return False
-
-
 class JunitWriteGuard:
     """Around every session-finish hook: an OSError of pytest's junit writer (which runs
     before the session's own finish, and would skip it) becomes the junit file's "not
@@ -76,7 +71,7 @@ class JunitWriteGuard:
         try:
             return (yield)
         except OSError as exc:
-            if not _from_junit_writer(exc) or self._plugin.finished is not None:
+            if not raised_by_junit_writer(exc) or self._plugin.finished is not None:
                 raise
             self._plugin.junit_refused = os_error_text(exc)
             self._plugin.pytest_sessionfinish(session)
