@@ -13,7 +13,7 @@ import sys
 import time
 
 from pytest_bfcl.dataset.fetch import ensure_pinned_data
-from pytest_bfcl.dataset.load import Dataset
+from pytest_bfcl.kinds import open_dataset
 from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
 PEAK_MB = 1024
@@ -21,7 +21,7 @@ WRITTEN_MB = 100
 
 
 def test_a_112_entry_flood_stays_within_memory_and_disk_bounds(tmp_path):
-    dataset = Dataset(ensure_pinned_data())
+    dataset = open_dataset(ensure_pinned_data())
     selection = "multi_turn_base_0 or multi_turn_base_1"  # 0, 1, 10-19, 100-199: 112 entries
     with FakeOpenAI(dataset, ["multi_turn_base"]) as fake:
         fake.chat_fault = "flood"

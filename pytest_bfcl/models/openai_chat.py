@@ -1,7 +1,8 @@
 """Any OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, llama.cpp, a gateway), in
 function-calling or prompting mode: the cache, retries, failover, the server-down rule, the
 probe. Requests are built in :mod:`.endpoint_request`, failures classified in
-:mod:`.endpoint_errors`, answers read in :mod:`.endpoint_response`.
+:mod:`.endpoint_errors`, answers read in :mod:`.endpoint_response`, each endpoint probed in
+:mod:`.endpoint_probe`, rate limits waited out in :mod:`.rate_limit`.
 
 Requests go out as plain JSON on a bounded HTTP client (:mod:`pytest_bfcl.web.transport`):
 ``--bfcl-timeout`` is a deadline for the whole request, and an answer is read up to
@@ -37,11 +38,11 @@ from pytest_bfcl.models.endpoint_errors import (
     Unreachable,
     error_text,
     read_capped,
-    redirect_problem,
     retry_after_header,
     status_failure,
     transport_failure,
 )
+from pytest_bfcl.models.endpoint_probe import PROBE_BODY_BYTES, probe_endpoint
 from pytest_bfcl.models.endpoint_request import (
     EndpointSettings,
     RequestBuilder,
@@ -52,7 +53,6 @@ from pytest_bfcl.models.endpoint_response import (
     answer_record,
     context_record,
     generation_fields,
-    served_models,
 )
 from pytest_bfcl.models.leaderboard_wire import echo_of_record
 from pytest_bfcl.models.rate_limit import RateLimitWatch, retry_delay
@@ -71,7 +71,6 @@ from pytest_bfcl.web.transport import (
 __all__ = ["EndpointSettings", "InferenceError", "OpenAIChatModel", "ServerDown"]
 
 PROBE_TIMEOUT = 15.0  # seconds for the probe before generation (it needs no generation)
-PROBE_BODY_BYTES = 4 * 2**20  # a /models listing (OpenAI's is about 10 kB)
 
 
 class OpenAIChatModel:
@@ -410,49 +409,11 @@ class OpenAIChatModel:
         unreachable: list[tuple[Replica, Unreachable]] = []
         for replica in self.replicas:
             try:
-                self._probe(replica)
+                ping = self.requests.ping
+                probe_endpoint(self._http, replica, self.settings.model, ping, PROBE_TIMEOUT)
             except Unreachable as problem:
                 unreachable.append((replica, problem))
         if unreachable and len(unreachable) == len(self.replicas):
             raise SetupError("; ".join(dict.fromkeys(str(p) for _, p in unreachable)))
         for down, why in unreachable:
             self._balancer.eject(down, f"it did not answer before the run: {why}")
-
-    def _probe(self, endpoint: Replica) -> None:
-        status, body = self._probe_request("GET", endpoint.models_url, endpoint, None)
-        if 200 <= status < 300:
-            served = served_models(body)
-            if served and self.settings.model not in served:
-                shown = ", ".join(served[:10]) + (", ..." if len(served) > 10 else "")
-                raise SetupError(
-                    f"the server at {endpoint.base_url} does not serve the model "
-                    f"{self.settings.model!r} (--bfcl-model); it serves: {shown}"
-                )
-            return
-        if status not in (401, 403):  # no /models route here: ask for one token instead
-            status, body = self._probe_request(
-                "POST", endpoint.chat_url, endpoint, self.requests.ping()
-            )
-            if status not in (401, 403, 404):
-                return  # it answers; anything else shows up in the entries
-        failure = status_failure(status, endpoint.base_url, error_text(body), None)
-        raise SetupError(f"the model server does not accept the run: {failure}")
-
-    def _probe_request(
-        self, method: str, url: str, endpoint: Replica, payload: bytes | None
-    ) -> tuple[int, bytes]:
-        try:
-            with (
-                deadline(PROBE_TIMEOUT),
-                self._http.stream(
-                    method, url, content=payload, headers=endpoint.headers, timeout=PROBE_TIMEOUT
-                ) as response,
-            ):
-                if response.is_redirect:  # never followed: the key goes where it was told
-                    location = response.headers.get("location")
-                    raise SetupError(redirect_problem(url, response.status_code, location))
-                body, _ = read_capped(response, PROBE_BODY_BYTES)
-                return response.status_code, body
-        except NETWORK_ERRORS as exc:
-            failure = transport_failure(exc, url, PROBE_TIMEOUT)
-            raise Unreachable(f"the model server does not answer: {failure}") from None

@@ -86,7 +86,7 @@ def test_a_gateway_failing_in_its_choices_is_an_error_and_the_rerun_asks_again(
 def test_a_gateway_error_cached_by_an_older_version_is_a_miss(server, texts, task, tmp_path):
     cache = ResponseCache(tmp_path / "cache")
     model = model_for(server, texts, cache=cache)
-    key = cache_key(model.cache_identity(model.build_request(task)))
+    key = cache_key(model.cache_identity(model.build_request(task), entry=task.entry.id))
     stored = {"result": "", "tool_call_ids": [], "finish_reason": "error"}
     cache.put(key, stored)
     with pytest.warns(UserWarning, match="gateway's failure"):
