@@ -93,9 +93,9 @@ def request_bodies(categories: Sequence[str], model: str = "bench-model") -> lis
     them (for the floor: what the server costs with a client that costs nothing)."""
     from pytest_bfcl.dataset.categories import CATEGORIES, Kind
     from pytest_bfcl.dataset.fetch import ensure_pinned_data
-    from pytest_bfcl.dataset.load import Dataset
+    from pytest_bfcl.kinds import open_dataset
 
-    dataset = Dataset(ensure_pinned_data())
+    dataset = open_dataset(ensure_pinned_data())
     bodies = []
     for category in categories:
         if CATEGORIES[category].kind is Kind.MULTI_TURN:

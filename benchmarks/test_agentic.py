@@ -21,7 +21,7 @@ import pytest
 from pytest_bfcl.backends.embedding import embedder
 from pytest_bfcl.dataset.categories import MEMORY, MEMORY_SCENARIOS
 from pytest_bfcl.dataset.fetch import resolve_data_source
-from pytest_bfcl.dataset.load import Dataset
+from pytest_bfcl.kinds import open_dataset
 from pytest_bfcl.models.base import Generation
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.settings import Settings
@@ -72,7 +72,7 @@ def test_memory_questions_per_backend(benchmark, category, tmp_path):
 
 def test_embedding_one_by_one_against_one_batch(benchmark):
     pytest.importorskip("sentence_transformers")
-    dataset = Dataset(resolve_data_source(None))
+    dataset = open_dataset(resolve_data_source(None))
     model = embedder()
     texts = [
         message.content

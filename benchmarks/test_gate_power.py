@@ -36,6 +36,6 @@ def test_stated_detectable_drop_is_caught_about_80_percent_of_the_time(watch):
     _, stated = simulate(model, model, 1, 10, seed=6, settings=SETTINGS, watch=watch)
     drops = sorted(d for d in stated if d is not None)
     drop = drops[len(drops) // 2]
-    regressed = model.regressed(None if watch == "overall" else watch, drop, seed=12)
+    regressed = model.regressed(watch, drop, seed=12)
     caught, _ = simulate(model, regressed, 1, 60, seed=7, settings=SETTINGS)
     assert caught.rate >= 0.65

@@ -26,6 +26,7 @@ from pytest_bfcl.dataset.fetch import ensure_pinned_data
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.decode import DecodeError, PromptFormat, decode_prompting_ast
 from pytest_bfcl.decode.limits import MAX_CONVERTED_CHARS, MAX_TEXT_CHARS
+from pytest_bfcl.kinds import open_dataset
 
 HOSTILE_TARGET_S = 5.0
 # The heaviest work a stored multi-turn result may ask for: every call it is allowed (500)
@@ -36,7 +37,7 @@ LONGEST = MAX_TEXT_CHARS - 100  # room for the call around the hostile part
 
 @pytest.fixture(scope="module")
 def dataset() -> Dataset:
-    return Dataset(ensure_pinned_data())
+    return open_dataset(ensure_pinned_data())
 
 
 def _timed(benchmark, fn: Callable[[], Any], target: float = HOSTILE_TARGET_S) -> Any:
@@ -166,7 +167,7 @@ def test_flooding_conversations_stay_within_their_budget(tmp_path):
 
     from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
-    dataset = Dataset(ensure_pinned_data())
+    dataset = open_dataset(ensure_pinned_data())
     entries = [e.id for e in dataset.entries("multi_turn_base")[:4]]
     with FakeOpenAI(dataset, ["multi_turn_base"]) as fake:
         fake.faults = {entry: ["flood"] * 21 for entry in entries}

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from pytest_bfcl.dataset.fetch import ensure_pinned_data
-from pytest_bfcl.dataset.load import Dataset
+from pytest_bfcl.kinds import open_dataset
 from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
 CATEGORY = "live_simple"
@@ -39,7 +39,7 @@ SCENARIOS = {  # name -> (fault on every request, fault on chat requests, target
 
 @pytest.fixture
 def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(Dataset(ensure_pinned_data()), [CATEGORY]) as fake:
+    with FakeOpenAI(open_dataset(ensure_pinned_data()), [CATEGORY]) as fake:
         yield fake
 
 

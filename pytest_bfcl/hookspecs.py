@@ -20,6 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
+from pytest_bfcl.names import hookimpl, hookspec
+
+__all__ = ["hookimpl", "hookspec", "plugin_manager"]
+
 if TYPE_CHECKING:
     from pytest_bfcl.check.verdict import Verdict
     from pytest_bfcl.dataset.custom import CustomCategory
@@ -27,10 +31,6 @@ if TYPE_CHECKING:
     from pytest_bfcl.models.base import Generation, Model
     from pytest_bfcl.scoring import ScoringOptions
     from pytest_bfcl.settings import Settings
-
-# pytest's own marker names, so that conftest.py files implement these like any pytest hook.
-hookspec = pluggy.HookspecMarker("pytest")
-hookimpl = pluggy.HookimplMarker("pytest")
 
 
 @hookspec(firstresult=True)
@@ -52,7 +52,9 @@ def pytest_bfcl_transform_request(request: dict[str, Any], model: str) -> None:
 
 @hookspec
 def pytest_bfcl_transform_response(record: dict[str, Any], model: str) -> None:
-    """Modify a response record (``result``, ``reasoning``, token counts...) in place."""
+    """Modify a response record (``result``, ``reasoning``, token counts...) in place.
+    ``message`` is the answer's message as the server returned it, which a conversation echoes
+    into its history: a transform that changes the answer changes it too."""
 
 
 @hookspec

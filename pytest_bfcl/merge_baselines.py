@@ -1,6 +1,6 @@
 """``python -m pytest_bfcl.merge_baselines OUT IN IN [IN ...]``: one baseline from several
 recorded runs of the same model, each entry's passes and samples added up, so the gate compares
-a run with pass rates instead of one draw (see README, "How the gate decides")."""
+a run with pass rates instead of one draw (see docs/gating.md, "How the gate decides")."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pytest_bfcl.files import write_json_atomic
 from pytest_bfcl.report.baseline import BaselineError, load_baseline, merge_baselines
+from pytest_bfcl.report.baseline_signature import SignatureError, signed, signing_key
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -19,11 +20,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("output", type=Path, help="the merged baseline to write")
     parser.add_argument("inputs", type=Path, nargs="+", help="baselines saved by the runs")
+    parser.add_argument(
+        "--key-env",
+        metavar="VAR",
+        help="environment variable with the baseline signing key: every input must be signed "
+        "with it, and the merged baseline is",
+    )
     args = parser.parse_args(argv)
     try:
-        merged = merge_baselines([load_baseline(path) for path in args.inputs])
-        write_json_atomic(args.output, merged)
-    except (BaselineError, OSError) as exc:
+        key = signing_key(args.key_env)
+        merged = merge_baselines([load_baseline(path, key) for path in args.inputs])
+        write_json_atomic(args.output, signed(merged, key))
+    except (BaselineError, SignatureError, OSError) as exc:
         print(f"merge_baselines: {exc}", file=sys.stderr)
         return 2
     samples = merged["metadata"]["samples"]

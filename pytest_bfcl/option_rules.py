@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from pytest_bfcl.dataset.categories import CATEGORIES, expand_categories
 from pytest_bfcl.dataset.groups import SCORE_NAMES
-from pytest_bfcl.scoring import Mode, Reasoning
+from pytest_bfcl.scoring import HistoryEcho, Mode, Reasoning, WireFormat
 
 GateMode = Literal["significant", "any", "off"]
 KnownErrors = Literal["exclude", "include", "correct"]
@@ -381,6 +381,7 @@ WEB_URL = Rule("an http:// or https:// URL with a host", _web_url)
 MODE = choice(*get_args(Mode))
 CATEGORY_NAMES = Rule("category and group names, comma-separated", _categories)
 REASONING = choice(*get_args(Reasoning))
+HISTORY_ECHO = choice(*get_args(HistoryEcho))
 GATE_MODE = choice(*get_args(GateMode))
 THRESHOLD = Rule("NAME=PERCENT with PERCENT from 0 to 100 (such as overall=80)", _threshold)
 SAMPLE_SIZE = Rule(
@@ -389,6 +390,7 @@ SAMPLE_SIZE = Rule(
     _sample,
 )
 KNOWN_ERRORS = choice(*get_args(KnownErrors))
+WIRE_FORMAT = choice(*get_args(WireFormat))
 ENV_NAME = Rule("the name of an environment variable (letters, digits, _)", _env_name)
 EXTRA_BODY = Rule("a JSON object of request fields", _extra_body)
 VLLM_FLAGS = Rule("flags for 'vllm serve'", _shell_words)

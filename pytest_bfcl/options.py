@@ -60,6 +60,13 @@ OPTIONS: tuple[Option, ...] = (
         rule=rules.TEXT,
     ),
     Option(
+        "--bfcl-wire-format",
+        "wire_format",
+        "'chat-completions' or 'responses' (OpenAI's Responses API, as the leaderboard asks "
+        "its GPT entries); default: the leaderboard model's, else chat-completions",
+        rule=rules.WIRE_FORMAT,
+    ),
+    Option(
         "--bfcl-underscore-to-dot",
         "underscore_to_dot",
         "fc mode: true (default) when the model sees dotted function names with '_' for '.' and "
@@ -75,6 +82,24 @@ OPTIONS: tuple[Option, ...] = (
         "blocks: a text answer is decoded from after its last </think>, as the leaderboard "
         "does for local Qwen3 and DeepSeek-R1 models) (default: field)",
         rule=rules.REASONING,
+    ),
+    Option(
+        "--bfcl-history-echo",
+        "history_echo",
+        "how an answer is echoed into a conversation's history: 'as-returned' (the message as "
+        "the server returned it, reasoning and all, as the leaderboard's plain chat handler "
+        "does) or 'no-reasoning' (rebuilt without reasoning_content, as its DeepSeek, Grok and "
+        "Ling handlers do; servers that refuse reasoning in a history need it) (default: "
+        "as-returned; --bfcl-leaderboard-model picks the model's)",
+        rule=rules.HISTORY_ECHO,
+    ),
+    Option(
+        "--bfcl-exact-call-text",
+        "exact_call_text",
+        "store text arguments as written, not rewritten as the leaderboard does (the run is "
+        "then not comparable to the leaderboard)",
+        "flag",
+        rule=rules.SWITCH,
     ),
     Option(
         "--bfcl-strict-multi-turn",
@@ -227,9 +252,16 @@ OPTIONS: tuple[Option, ...] = (
         rule=rules.ENV_NAME,
     ),
     Option(
+        "--bfcl-baseline-key",
+        "baseline_key_env",
+        "environment variable with a key that signs saved baselines and must have signed "
+        "the one compared with (HMAC-SHA256)",
+        rule=rules.ENV_NAME,
+    ),
+    Option(
         "--bfcl-temperature",
         "temperature",
-        "sampling temperature (default 0)",
+        "sampling temperature (default 0.001, the leaderboard's)",
         rule=rules.number(at_least=0),
     ),
     Option(

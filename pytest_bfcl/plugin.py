@@ -13,11 +13,18 @@ from typing import Any
 import pytest
 
 from pytest_bfcl.dataset.categories import CATEGORIES
+from pytest_bfcl.invocation import (
+    INVOCATION_KEY,
+    NODE_DIR,
+    Invocation,
+    default_cache_dir,
+    ini_value_in_place,
+    read_invocation,
+    selected,
+)
 from pytest_bfcl.markers import register_markers
+from pytest_bfcl.names import PLUGIN_NAME
 from pytest_bfcl.options import OPTIONS
-
-# The session plugin's name (pytest_bfcl.session registers it; imported only with a model).
-PLUGIN_NAME = "bfcl-session"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -55,9 +62,11 @@ def _option_values(config: pytest.Config) -> tuple[dict[str, Any], dict[str, str
         if cli not in (None, []):
             values[opt.name] = cli
             continue
-        values[opt.name] = config.getini(opt.ini)
+        values[opt.name] = ini_value_in_place(config, opt.name, config.getini(opt.ini))
         if values[opt.name] not in (None, "", [], False):
             from_ini[opt.name] = f"{opt.ini} (in {_ini(config)})"
+    if values["cache_dir"] in (None, ""):
+        values["cache_dir"] = default_cache_dir(config)
     return values, from_ini
 
 
@@ -103,9 +112,27 @@ def _without_a_model(config: pytest.Config, ini_keys: list[str]) -> str | None:
     return None
 
 
+def _option_given(config: pytest.Config) -> bool:
+    """Whether a ``--bfcl-*`` option is on the command line (or in ``addopts``)."""
+    return any(config.getoption(o.ini, default=None) not in (None, []) for o in OPTIONS)
+
+
+def _invocation(config: pytest.Config) -> Invocation:
+    """An xdist worker runs the entries exactly when its controller does (which then hands
+    it the session); its own arguments still name the entries it selects."""
+    invocation = read_invocation(config, _option_given(config))
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        return Invocation(asked="bfcl_handoff" in workerinput, selectors=invocation.selectors)
+    return invocation
+
+
 def pytest_configure(config: pytest.Config) -> None:
     register_markers(config, CATEGORIES.values())
     ini_keys = _ini_keys(config)
+    invocation = config.stash[INVOCATION_KEY] = _invocation(config)
+    if not invocation.asked:
+        return  # bfcl_* ini keys configure a run that this invocation does not ask for
     values, from_ini = _option_values(config)
     if not values["model"]:
         problem = _without_a_model(config, ini_keys)
@@ -127,13 +154,51 @@ def pytest_configure_node(node: Any) -> None:
         node.workerinput.update(worker_input(node.config))
 
 
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """A model set in the ini file, and this run not asking for it: say how to ask."""
+    invocation = config.stash.get(INVOCATION_KEY, None)
+    if invocation is None or invocation.asked or not config.getini("bfcl_model"):
+        return None
+    return (
+        f"pytest-bfcl: BFCL entries not run (the paths collected leave out {NODE_DIR}/); "
+        f"`pytest {NODE_DIR}` or a --bfcl-* option runs them"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``pytest bfcl/<category>`` or ``bfcl/<category>::<id>``: only the entries named (the
+    repository's own tests stay as its other arguments select them)."""
+    invocation = config.stash.get(INVOCATION_KEY, None)
+    if invocation is None or not invocation.selectors:
+        return
+    prefix = f"{NODE_DIR}/"
+    keep = [
+        i
+        for i in items
+        if not i.nodeid.startswith(prefix) or selected(i.nodeid, invocation.selectors)
+    ]
+    if len(keep) != len(items):
+        kept = {id(i) for i in keep}
+        config.hook.pytest_deselected(items=[i for i in items if id(i) not in kept])
+        items[:] = keep
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    """``-m bfcl`` without a model selects nothing: say why instead of a bare "deselected"."""
+    """``-m bfcl`` without a model, or without asking, selects nothing: say why instead of a
+    bare "deselected"."""
     if config.pluginmanager.has_plugin(PLUGIN_NAME):
         return
     markexpr = config.option.markexpr or ""
-    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and "bfcl" in markexpr:
+    if exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED or "bfcl" not in markexpr:
+        return
+    invocation = config.stash.get(INVOCATION_KEY, None)
+    if invocation is not None and not invocation.asked:
         terminalreporter.write_line(
-            "pytest-bfcl: no --bfcl-model was given, so no BFCL entries were collected; "
-            "try --bfcl-model=oracle (or set bfcl_model in the ini file)"
+            f"pytest-bfcl: the paths collected leave out {NODE_DIR}/, so no BFCL entries were "
+            f"collected; `pytest {NODE_DIR}` or a --bfcl-* option runs them"
         )
+        return
+    terminalreporter.write_line(
+        "pytest-bfcl: no --bfcl-model was given, so no BFCL entries were collected; "
+        "try --bfcl-model=oracle (or set bfcl_model in the ini file)"
+    )

@@ -10,6 +10,15 @@ Mode = Literal["fc", "prompt"]
 # Where a thinking model's reasoning is (pytest_bfcl.decode.reasoning): a field of its own, or
 # <think> blocks in a text answer too.
 Reasoning = Literal["field", "think-tags"]
+# How an answer is echoed into a conversation's history (pytest_bfcl.models.leaderboard_wire):
+# the message as the server returned it, or rebuilt without its reasoning.
+HistoryEcho = Literal["as-returned", "no-reasoning"]
+# The leaderboard's default sampling temperature (its ``--temperature``), sent unless the user
+# sets one: 0.001, not 0 (some servers read 0 as "the model's default").
+REFERENCE_TEMPERATURE = 0.001
+# How an endpoint model is asked: chat completions, or OpenAI's Responses API (whose answers
+# are read the same way once parsed: calls, or text).
+WireFormat = Literal["chat-completions", "responses"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,11 @@ TRUNCATED = "response_too_large"
 # the answer), never scored by content.
 CONTEXT_EXCEEDED = "context_length_exceeded"
 CONTEXT_ERROR_TYPE = "request:context_length"  # the verdict's error type for such an entry
+# The finish reason stored for a prompt the provider's content filter refused (HTTP 400,
+# ``code: "content_filter"``): the model as served gave no answer, a failure as on the
+# leaderboard, never scored by content and not cached (the provider's policy may change).
+PROMPT_FILTERED = "prompt_filtered"
+PROMPT_FILTERED_ERROR_TYPE = "request:content_filter"
 # The finish reason of a conversation that outgrew --bfcl-max-entry-bytes: the model's failure.
 ENTRY_BUDGET_EXCEEDED = "entry_budget_exceeded"
 ENTRY_BUDGET_ERROR_TYPE = "entry:budget_exceeded"

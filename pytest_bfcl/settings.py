@@ -27,7 +27,7 @@ from pytest_bfcl.redact import (
     register_secrets_in_url,
     url_credentials,
 )
-from pytest_bfcl.scoring import Mode, Reasoning
+from pytest_bfcl.scoring import REFERENCE_TEMPERATURE, HistoryEcho, Mode, Reasoning, WireFormat
 
 DEFAULT_CATEGORIES = "all_scoring"
 
@@ -56,9 +56,16 @@ class Settings(BaseModel):
     # where a thinking model's reasoning is: a field of its own, or <think> blocks in the text
     # too (pytest_bfcl.decode.reasoning)
     reasoning: Reasoning = "field"
+    # how an answer is echoed into a conversation's history (pytest_bfcl.models.leaderboard_wire)
+    history_echo: HistoryEcho = "as-returned"
+    # how an endpoint model is asked (None: as --bfcl-leaderboard-model's handler, else chat)
+    wire_format: WireFormat | None = None
     # multi-turn: also fail calls made in a turn whose ground truth is empty (off by default,
     # as on the leaderboard)
     strict_multi_turn: bool = False
+    # conversations: text arguments kept as written, not rewritten as the leaderboard does
+    # (a correction of a reference bug: the run no longer compares with the leaderboard)
+    exact_call_text: bool = False
     # regression gating
     baseline_path: Path | None = None
     save_baseline_path: Path | None = None
@@ -83,7 +90,8 @@ class Settings(BaseModel):
     # OpenAI-compatible endpoints
     base_urls: tuple[str, ...] = ()
     api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.0
+    baseline_key_env: str | None = None  # names the variable with the baseline signing key
+    temperature: float = REFERENCE_TEMPERATURE  # the leaderboard's, unless set
     max_tokens: int | None = None
     # request fields beyond the leaderboard's (tool_choice, chat_template_kwargs, ...)
     extra_body: dict[str, Any] = {}
@@ -339,6 +347,7 @@ def _register_secrets(settings: Settings) -> None:
     """What this run's settings hold that must never be written: the key variable's value,
     secret serving flags, passwords and keys in endpoint URLs."""
     register_secret_env(settings.api_key_env)
+    register_secret_env(settings.baseline_key_env)
     register_secrets_in_args(_words(settings.vllm_args))
     register_secrets_in_args(_words(settings.model_identity))
     for url in (*settings.base_urls, settings.web_search_url or ""):

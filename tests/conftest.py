@@ -13,6 +13,7 @@ import pytest
 from pytest_bfcl.dataset.fetch import DataSource, ensure_pinned_data
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.texts import ProtocolTexts, load_texts
+from pytest_bfcl.kinds import open_dataset
 
 # Extension modules (numpy, torch, faiss) cannot be loaded twice in one process, and pytester's
 # in-process runs drop the modules a run imported. Loading them here, before any such run,
@@ -29,7 +30,7 @@ for _name in ("pytest_bfcl.session", "pytest_bfcl.models.builtin", "pytest_bfcl.
               "pytest_bfcl.models.vllm_server", "pytest_bfcl.web.access",
               "pytest_bfcl.check.executable", "pytest_bfcl.check.rest",
               "pytest_bfcl.models.oracle_executable",
-              "pytest_bfcl.run.exec_probe"):  # fmt: skip
+              "pytest_bfcl.kinds.exec_probe"):  # fmt: skip
     importlib.import_module(_name)
 
 # Helper modules that test modules both import and load as plugins (fixtures).
@@ -49,7 +50,7 @@ def data_source() -> DataSource:
 
 @pytest.fixture(scope="session")
 def dataset(data_source: DataSource) -> Dataset:
-    return Dataset(data_source)
+    return open_dataset(data_source)
 
 
 @pytest.fixture(scope="session")

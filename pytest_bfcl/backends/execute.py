@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -32,10 +33,34 @@ MAX_NESTING = 32  # nested calls/containers in one argument
 # characters, and the messaging backend loops forever looking for a free id once 90,000
 # messages exist). Deliberate deviation: the reference executes every call it is given.
 MAX_EXECUTED_CALLS = 500
+# The leaderboard's rewrite of a call string before it evaluates it: every name followed by
+# "(" (spaces between them removed) and, when it is a tool, prefixed with the name of the
+# instance that owns it. It runs over the whole string, text arguments included: a memory text
+# "course (CS 101)" is stored as "course(CS 101)" (reference quirk, see :func:`rewritten_call`).
+_CALLED_NAME = re.compile(r"\b([a-zA-Z_]\w*)\s*(?=\()")
 
 
 class CallError(Exception):
     """A call that cannot be executed; its message is the error result."""
+
+
+def instance_name(model: str, entry_id: str, class_name: str) -> str:
+    """The variable name the leaderboard gives a backend instance during inference (its model
+    name with ``/``, ``-`` and ``.`` as ``_``, the entry and the class)."""
+    model = model.replace("/", "_").replace("-", "_").replace(".", "_")
+    return re.sub(r"[-./:]", "_", f"{model}_{entry_id}_{class_name}_instance")
+
+
+def rewritten_call(call: str, owners: dict[str, str]) -> str:
+    """``call`` as the leaderboard rewrites it before evaluating it: ``owners`` maps each tool
+    name to its instance's name. Reproduced because the rewritten texts are what the backends
+    store and later show the model (memory snapshots in particular)."""
+
+    def prefixed(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return f"{owners[name]}.{name}" if name in owners else name
+
+    return _CALLED_NAME.sub(prefixed, call)
 
 
 @dataclass
@@ -50,6 +75,9 @@ class Environment:
     # calls (``echo(content='x' * 10**5)``) grow the state without bound.
     _budget: Budget = field(default_factory=Budget, repr=False)
     _executed: int = field(default=0, repr=False)
+    # tool name -> its instance's name, when calls are rewritten as the leaderboard rewrites
+    # them (the conversation's environments by default; see ``rewritten_call``)
+    _instance_of: dict[str, str] | None = field(default=None, repr=False)
 
     @classmethod
     def create(
@@ -58,10 +86,12 @@ class Environment:
         initial_config: dict[str, Any] | None,
         long_context: LongContext | None = None,
         services: BackendServices | None = None,
+        rewrite_for: tuple[str, str] | None = None,
     ) -> Environment:
         """Instances of the entry's classes, loaded from its scenario. ``services`` carries
         what the agentic backends need from the run (its ``long_context`` is replaced by the
-        one given here)."""
+        one given here). ``rewrite_for``: (model name, entry id) when calls are rewritten as
+        the leaderboard's inference rewrites them."""
         services = replace(services or BackendServices(), long_context=long_context)
         instances: dict[str, Backend] = {}
         for name in involved_classes:
@@ -75,6 +105,10 @@ class Environment:
         for instance in instances.values():  # a later class wins a name clash, as upstream
             for method in type(instance).public_methods():
                 env._owners[method] = instance
+        if rewrite_for is not None:
+            model, entry_id = rewrite_for
+            names = {id(i): instance_name(model, entry_id, c) for c, i in instances.items()}
+            env._instance_of = {m: names[id(i)] for m, i in env._owners.items()}
         return env
 
     def execute(self, calls: list[str]) -> list[str]:
@@ -82,6 +116,9 @@ class Environment:
         return [self.execute_one(call) for call in calls]
 
     def execute_one(self, call: str) -> str:
+        if self._instance_of is not None and len(call) <= MAX_TEXT_CHARS:
+            # (a longer call is refused unparsed below: the rewrite of megabytes is not spent)
+            call = rewritten_call(call, self._instance_of)
         name = call.split("(", 1)[0]
         if "." in name:
             name = name.split(".")[1]
@@ -131,12 +168,24 @@ class Environment:
                 raise CallError(f"name '{func.id}' is not defined")
             # Only names from the owner class's public method set are ever looked up.
             return getattr(owner, func.id)
+        if self._rewritten_tool(func):
+            assert isinstance(func, ast.Attribute)
+            return getattr(self._owners[func.attr], func.attr)
         root = func
         while isinstance(root, ast.Attribute | ast.Call | ast.Subscript):
             root = root.value if not isinstance(root, ast.Call) else root.func
         if isinstance(root, ast.Name):
             raise CallError(f"name '{root.id}' is not defined")
         raise CallError("only calls to the available functions can be executed")
+
+    def _rewritten_tool(self, func: ast.expr) -> bool:
+        """Whether ``func`` is a tool as the rewrite names it (``<instance>.<tool>``)."""
+        return (
+            self._instance_of is not None
+            and isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and self._instance_of.get(func.attr) == func.value.id
+        )
 
     def _value(self, node: ast.expr, depth: int) -> Any:
         if depth > MAX_NESTING:

@@ -69,7 +69,9 @@ class Directory:
 
 
 def _invalid(name: str) -> bool:
-    return any(char in _INVALID_NAME_CHARS for char in name)
+    # each character looked for in the name, as the reference does: a name that is no text
+    # fails as it does there ("argument of type 'int' is not iterable")
+    return any(char in name for char in _INVALID_NAME_CHARS)
 
 
 def _error(message: str) -> dict[str, str]:
@@ -151,8 +153,9 @@ class GorillaFileSystem(Backend):
             return self._current_dir
         if path == "/":
             return self.root
+        parts = path.strip("/").split("/")  # before startswith: the reference's order
         node = self.root if path.startswith("/") else self._current_dir
-        for part in path.strip("/").split("/"):
+        for part in parts:
             child = node._get(part)
             if not isinstance(child, Directory):
                 return _error(f"cd: '{path}': No such file or directory")
@@ -278,12 +281,16 @@ class GorillaFileSystem(Backend):
         if file is None:
             return _error(f"tail: {file_name}: No such file or directory")
         content = file.content.splitlines()
-        lines = min(lines, len(content))
+        if lines > len(content):  # not min(): a bad count fails with the reference's message
+            lines = len(content)
         # Quirk kept: ``lines=0`` slices from -0 and returns the whole file.
         return {"last_lines": "\n".join(content[-lines:])}
 
     def diff(self, file_name1: str, file_name2: str) -> dict[str, str]:
-        first, second = self._file(file_name1), self._file(file_name2)
+        here = self._current_dir.contents
+        first = second = None
+        if file_name1 in here and file_name2 in here:  # the reference's order of checks
+            first, second = self._file(file_name1), self._file(file_name2)
         if first is None or second is None:
             return _error(f"diff: {file_name1} or {file_name2}: No such file or directory")
         pairs = zip(first.content.splitlines(), second.content.splitlines(), strict=False)

@@ -161,12 +161,13 @@ class MathAPI(Backend):
             return {"error": str(exc)}
 
     def square_root(self, number: float, precision: int) -> dict[str, Any]:
-        if not _precision_ok(precision):
-            return {"error": f"precision must be at most {MAX_PRECISION}"}
         try:
             if number < 0:
                 return {"error": "Cannot calculate square root of a negative number"}
-            context = decimal.Context(prec=precision)  # private, for the same reason as above
+            if not _precision_ok(precision):
+                return {"error": f"precision must be at most {MAX_PRECISION}"}
+            context = decimal.Context()  # private, for the same reason as above
+            context.prec = precision  # assigned, as the reference does: a non-integer fails here
             return {"result": decimal.Decimal(number).sqrt(context=context)}
         except (TypeError, ValueError, decimal.InvalidOperation):
             return {

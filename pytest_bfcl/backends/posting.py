@@ -7,6 +7,9 @@ from typing import Any
 from pytest_bfcl.backends.base import Backend
 from pytest_bfcl.backends.long_context import LongContext
 
+# The default of an argument left out, told apart from one given as None (stored as given).
+_LEFT_OUT: Any = object()
+
 
 def _unauthenticated(action: str) -> dict[str, str]:
     return {"error": f"User not authenticated. Please authenticate before {action}."}
@@ -53,18 +56,19 @@ class TwitterAPI(Backend):
         return {"login_status": bool(self.authenticated)}
 
     def post_tweet(
-        self, content: str, tags: list[str] | None = None, mentions: list[str] | None = None
+        self, content: str, tags: list[str] = _LEFT_OUT, mentions: list[str] = _LEFT_OUT
     ) -> dict[str, Any]:
         if not self.authenticated:
             return _unauthenticated("posting")
         # Deliberate deviation: the benchmark's API shares one default list between every tweet
         # posted without tags/mentions (a mutable default argument); each tweet gets its own.
+        # An explicit None is stored as None, as there.
         tweet = {
             "id": self.tweet_counter,
             "username": self.username,
             "content": content,
-            "tags": [] if tags is None else tags,
-            "mentions": [] if mentions is None else mentions,
+            "tags": [] if tags is _LEFT_OUT else tags,
+            "mentions": [] if mentions is _LEFT_OUT else mentions,
         }
         self.tweets[self.tweet_counter] = tweet
         self.tweet_counter += 1

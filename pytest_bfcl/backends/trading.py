@@ -292,7 +292,12 @@ class TradingBot(Backend):
         def price(symbol: str) -> float:
             return self.stocks.get(symbol, {}).get("price", 0)
 
-        return {"filtered_stocks": [s for s in stocks if min_price <= price(s) <= max_price]}
+        # compared in the reference's order, so a bad bound fails with the same message
+        return {
+            "filtered_stocks": [
+                s for s in stocks if price(s) >= min_price and price(s) <= max_price
+            ]
+        }
 
     def add_to_watchlist(self, stock: str) -> dict[str, list[str]]:
         if stock not in self.watch_list and stock in self.stocks:

@@ -298,7 +298,10 @@ class VehicleControlAPI(Backend):
         return result
 
     def get_zipcode_based_on_city(self, city: str) -> dict[str, str]:
-        return {"zipcode": ZIP_CODES.get(city, "00000")}
+        # compared by equality, as the reference's chain of cities: any value is looked up
+        return {
+            "zipcode": next((code for name, code in ZIP_CODES.items() if city == name), "00000")
+        }
 
     def set_navigation(self, destination: str) -> dict[str, str]:
         self.destination = destination

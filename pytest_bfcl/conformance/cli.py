@@ -1,5 +1,6 @@
 """``python -m pytest_bfcl.conformance``: the official evaluator and pytest-bfcl on one result
-directory, compared entry by entry.
+directory, compared entry by entry (``... conformance requests``: what both harnesses send a
+model, compared request by request; see :mod:`.requests_cli`).
 
 Exit status: 0 when every entry agrees, 1 when some differ, 2 for a usage or set-up problem
 (reported on one line; longer details, such as a failing command's output, go to a log file
@@ -221,6 +222,11 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["requests"]:  # the request comparison (pytest_bfcl.conformance.requests_cli)
+        from pytest_bfcl.conformance.requests_cli import main as compare_requests
+
+        return compare_requests(argv[1:])
     args = build_parser().parse_args(argv)
     if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
         print(f"conformance: error: --keep {args.keep} is not empty", file=sys.stderr)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from pytest_bfcl.files import os_error_text
 from pytest_bfcl.resources import project_data_file
 
 ENV_DATA_DIR = "BFCL_DATA_DIR"
@@ -157,13 +158,21 @@ def ensure_pinned_data(cache_dir: Path | None = None, wheel: Path | None = None)
     if root.exists():
         shutil.rmtree(root, ignore_errors=True)  # half-written or from another pin
     wheel = wheel or (Path(os.environ[ENV_WHEEL]) if os.environ.get(ENV_WHEEL) else None)
-    with tempfile.TemporaryDirectory(prefix="pytest-bfcl-") as tmp:
-        if wheel is None:
-            wheel = _download_wheel(lock, Path(tmp))
-        elif not wheel.is_file():
-            raise DatasetError(f"wheel {wheel} does not exist")
-        _verify(wheel, lock)
-        _unpack(wheel, lock, root)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)  # found before a download it could not keep
+        with tempfile.TemporaryDirectory(prefix="pytest-bfcl-") as tmp:
+            if wheel is None:
+                wheel = _download_wheel(lock, Path(tmp))
+            elif not wheel.is_file():
+                raise DatasetError(f"wheel {wheel} does not exist")
+            _verify(wheel, lock)
+            _unpack(wheel, lock, root)
+    except OSError as exc:  # a read-only home, a full disk
+        raise DatasetError(
+            f"cannot store the BFCL data in {cache}: {os_error_text(exc)}; point "
+            f"${ENV_CACHE_DIR} at a writable folder, or --bfcl-data (${ENV_DATA_DIR}) at an "
+            "unpacked data directory"
+        ) from None
     return DataSource(root / lock.data_prefix, lock.version, lock.sha256, root)
 
 

@@ -84,3 +84,23 @@ def gate_exclusions(ids: set[str], policy: Policy) -> frozenset[str]:
     if policy == "correct":
         return frozenset(i for i in ids if i in listed and listed[i].fix is None)
     return frozenset(i for i in ids if i in listed)
+
+
+def answer_under_policy(entry_id: str, pinned: Answer | None, policy: Policy) -> Answer | None:
+    """The ground truth an entry is scored against: the pinned one, or its correction for an
+    entry with a known ground-truth error under ``correct``."""
+    if policy == "correct":
+        error = known_errors().get(entry_id)
+        if error is not None and error.fix is not None:
+            return corrected_answer(error, pinned)
+    return pinned
+
+
+def note_under_policy(entry_id: str, policy: Policy) -> str | None:
+    """Why an entry's ground truth is known to be wrong upstream, or ``None``."""
+    error = known_errors().get(entry_id)
+    if error is None:
+        return None
+    if policy == "correct" and error.fix is not None:
+        return f"{error.note()}; scored against the corrected answer"
+    return error.note()

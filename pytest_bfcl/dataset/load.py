@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -131,11 +131,26 @@ def read_models(path: Path, model: type[M], one_pass: bool = False) -> list[M]:
         return [validate(model, obj, path, n) for n, obj in read_jsonl(path, one_pass)]
 
 
-class Dataset:
-    """Validated entries and answers of one data directory, parsed lazily and at most once."""
+class CategoryReader(Protocol):
+    """How one kind of category reads its entries and ground truth with a :class:`Dataset`'s
+    readers (the kinds in ``pytest_bfcl/kinds/`` are these)."""
 
-    def __init__(self, source: DataSource) -> None:
+    def load_entries(self, dataset: Dataset, category: Category) -> list[Entry]: ...
+
+    def load_answers(self, dataset: Dataset, category: Category) -> dict[str, Answer]: ...
+
+
+class Dataset:
+    """Validated entries and answers of one data directory, parsed lazily and at most once.
+
+    ``reader_for`` gives each category's reader: the layer above (``kinds.open_dataset``)
+    composes the dataset with the kinds, so data loading never asks what a kind is."""
+
+    def __init__(
+        self, source: DataSource, reader_for: Callable[[Category], CategoryReader]
+    ) -> None:
         self.source = source
+        self._reader_for = reader_for
         self.root = source.data_dir
         self._entries: dict[str, list[Entry]] = {}
         self._answers: dict[str, dict[str, Answer]] = {}
@@ -175,10 +190,8 @@ class Dataset:
         """The scored entries of a category, in file order (memory prerequisites excluded),
         read as its kind reads them."""
         if category not in self._entries:
-            from pytest_bfcl.kinds import kind_of  # the kinds read entries with this class
-
             cat = CATEGORIES[category]
-            entries = kind_of(cat).load_entries(self, cat)
+            entries = self._reader_for(cat).load_entries(self, cat)
             _check_unique_ids(cat, entries)
             self._entries[category] = entries
         return self._entries[category]
@@ -323,10 +336,8 @@ class Dataset:
     def answers(self, category: str) -> dict[str, Answer]:
         """Ground truth keyed by the category's entry ids, read as its kind reads it."""
         if category not in self._answers:
-            from pytest_bfcl.kinds import kind_of  # the kinds read answers with this class
-
             cat = CATEGORIES[category]
-            self._answers[category] = kind_of(cat).load_answers(self, cat)
+            self._answers[category] = self._reader_for(cat).load_answers(self, cat)
         return self._answers[category]
 
     # What the kinds read their ground truth with (pytest_bfcl/kinds/).

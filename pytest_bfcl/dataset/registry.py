@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from pytest_bfcl.dataset.fetch import DatasetError
-from pytest_bfcl.scoring import Mode
+from pytest_bfcl.scoring import Mode, WireFormat
 
 MODEL_CONFIG_FILE = "bfcl_eval/constants/model_config.py"
 HANDLER_DIR = "bfcl_eval/model_handler"
@@ -43,6 +43,8 @@ COMMON_DECODERS: dict[str, Mode | None] = {
     "OpenAIResponsesHandler": None,
     "OSSHandler": "prompt",
 }
+# The handler (and its subclasses) that asks its model through OpenAI's Responses API.
+RESPONSES_HANDLER = "OpenAIResponsesHandler"
 CONFIG_CLASS = "ModelConfig"
 MAPPING_NAME = "MODEL_CONFIG_MAPPING"
 
@@ -91,6 +93,11 @@ class LeaderboardModel(BaseModel):
     # The handler class whose response parsing applies (it decides whether ``<think>`` blocks
     # are cut out of the text, see :mod:`pytest_bfcl.decode.reasoning`); None when not resolved.
     response_parser: str | None = None
+    # The same per mode (a run may choose the mode the model is not registered in).
+    response_parser_in: dict[str, str | None] = {}
+    # How the leaderboard asks the model, of the wire formats the plugin speaks: OpenAI's
+    # Responses API (its Responses handler) or chat completions (every other handler).
+    wire_format: WireFormat = "chat-completions"
     extra: dict[str, Any] = {}
 
     @property
@@ -166,6 +173,9 @@ def _config_from_call(name: str, call: ast.Call, defaults: dict[str, Any]) -> Le
         input_price=values.get("input_price"),
         output_price=values.get("output_price"),
         is_reasoning=None if reasoning is None else bool(reasoning),
+        wire_format="responses"
+        if values["model_handler"] == RESPONSES_HANDLER
+        else "chat-completions",
         extra=extra,
     )
 
@@ -259,6 +269,11 @@ def _load_cached(path: Path, handler_dir: Path) -> dict[str, LeaderboardModel]:
             update={
                 "decoder": method_provider(model.handler, DECODE_METHOD, classes),
                 "response_parser": _response_parser(model, classes),
+                "response_parser_in": {
+                    mode: _response_parser(model.model_copy(update={"mode": mode}), classes)
+                    for mode in PARSE_METHODS
+                },
+                "wire_format": _wire_format(model, classes),
             }
         )
         for name, model in registry.items()
@@ -270,6 +285,16 @@ def _response_parser(
 ) -> str | None:
     mode = "prompt" if descends_from(model.handler, LOCAL_BASE, classes) else model.mode
     return method_provider(model.handler, PARSE_METHODS[mode], classes)
+
+
+def _wire_format(
+    model: LeaderboardModel, classes: dict[str, tuple[list[str], set[str]]]
+) -> WireFormat:
+    return (
+        "responses"
+        if descends_from(model.handler, RESPONSES_HANDLER, classes)
+        else model.wire_format
+    )
 
 
 def descends_from(

@@ -9,6 +9,8 @@ markers), before anything heavy may load.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pytest_bfcl.dataset.categories import (
     CATEGORIES,
     Category,
@@ -24,7 +26,11 @@ from pytest_bfcl.kinds.format_sensitivity import FORMAT_SENSITIVITY
 from pytest_bfcl.kinds.multi_turn import MULTI_TURN
 from pytest_bfcl.kinds.single_turn import AST, IRRELEVANCE, RELEVANCE
 
-__all__ = ["KINDS", "KindSpec", "RunContext", "kind_of", "sort_key"]
+if TYPE_CHECKING:
+    from pytest_bfcl.dataset.fetch import DataSource
+    from pytest_bfcl.dataset.load import Dataset
+
+__all__ = ["KINDS", "KindSpec", "RunContext", "kind_of", "open_dataset", "sort_key"]
 
 KINDS: dict[Kind, KindSpec] = {
     spec.kind: spec
@@ -59,3 +65,10 @@ def kind_of(category: str | Category) -> KindSpec:
     """The kind a category declares (by name: a registered category)."""
     cat = CATEGORIES[category] if isinstance(category, str) else category
     return KINDS[cat.kind]
+
+
+def open_dataset(source: DataSource) -> Dataset:
+    """The data directory's :class:`Dataset`, each category read as its kind reads it."""
+    from pytest_bfcl.dataset.load import Dataset  # pydantic: not at the plugin's start-up
+
+    return Dataset(source, kind_of)

@@ -15,13 +15,36 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from pytest_bfcl.dataset.categories import Category, Kind
 
 if TYPE_CHECKING:
+    from pytest_bfcl.backends.base import BackendServices
+    from pytest_bfcl.backends.long_context import LongContext
     from pytest_bfcl.check.verdict import Verdict
     from pytest_bfcl.dataset.load import Dataset
     from pytest_bfcl.dataset.models import Answer, Entry
-    from pytest_bfcl.models.base import Generation, ModelBase, Task
-    from pytest_bfcl.run.wiring import ConversationWiring
+    from pytest_bfcl.models.base import Generation, ModelBase, StepModel, Task
     from pytest_bfcl.scoring import ScoringOptions
     from pytest_bfcl.settings import Settings
+
+
+class Solver(Protocol):
+    """One entry's conversation, ready to run step by step against the model."""
+
+    def run(self) -> Generation: ...
+
+
+class ConversationWiring(Protocol):
+    """What a kind asks of the run's conversation machinery (``run.wiring``): the simulated
+    backends, long-context data, a memory question's starting snapshot, and a conversation.
+    Declared here so the kinds depend on this shape, not on the run package above them."""
+
+    def services(self) -> BackendServices: ...
+
+    def long_context_for(self, entry: Entry) -> LongContext | None: ...
+
+    def question_snapshot(self, entry: Entry) -> dict[str, Any] | None: ...
+
+    def conversation(
+        self, task: Task, model: StepModel, memory: dict[str, Any] | None = None
+    ) -> Solver: ...
 
 
 class RunContext(Protocol):
@@ -29,8 +52,11 @@ class RunContext(Protocol):
 
     settings: Settings
     scoring: ScoringOptions
-    wiring: ConversationWiring
     model: ModelBase
+    dataset: Dataset
+
+    @property  # read-only here, so the run's own wiring class satisfies it
+    def wiring(self) -> ConversationWiring: ...
 
     @property
     def holds_conversations(self) -> bool: ...

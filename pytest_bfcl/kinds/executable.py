@@ -34,7 +34,7 @@ class ExecutableKind(KindSpec):
     def preflight(self, run: Any, categories: list[str]) -> None:
         """A replay needs the APIs' recording; a live run probes them once, and entries whose
         API does not answer are skipped with the reason."""
-        from pytest_bfcl.run.exec_probe import preflight_executable
+        from pytest_bfcl.kinds.exec_probe import preflight_executable
 
         run.unavailable.update(preflight_executable(run))
 

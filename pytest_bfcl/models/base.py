@@ -39,6 +39,15 @@ class Generation(BaseModel):
     # Multi-step categories: per-turn latencies and token counts, and the inference log.
     details: dict[str, Any] | None = None
 
+    def without_inference_log(self) -> Generation:
+        """This generation without its conversation's inference log: conversations are
+        generated longest first and wait for their items, and their logs were most of a
+        4,441-entry run's growth in memory when nothing would read them."""
+        if not self.details or "inference_log" not in self.details:
+            return self
+        kept = {key: value for key, value in self.details.items() if key != "inference_log"}
+        return self.model_copy(update={"details": kept})
+
 
 @dataclass(frozen=True)
 class Sampled:
@@ -112,6 +121,10 @@ class StepReply(BaseModel):
     # Set when the step is no answer of the model's to score (a context refusal ends the
     # conversation as a failure: pytest_bfcl.scoring.CONTEXT_EXCEEDED).
     finish_reason: str | None = None
+    # The messages or items the answer adds to the history, as the leaderboard's handler for
+    # the model adds them (a client of a wire format sets it: chat messages, or the Responses
+    # API's output items as returned); None: the calls or text in standard form.
+    echo: list[dict[str, Any]] | None = None
 
 
 class ModelSpecError(ValueError):

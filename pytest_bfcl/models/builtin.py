@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_bfcl.hookspecs import hookimpl
+from pytest_bfcl.names import hookimpl
 
 if TYPE_CHECKING:
     from pytest_bfcl.dataset.fetch import DataSource
+    from pytest_bfcl.dataset.texts import ProtocolTexts
     from pytest_bfcl.models.base import Model
+    from pytest_bfcl.models.cache import ResponseCache
+    from pytest_bfcl.models.endpoint_request import EndpointSettings
     from pytest_bfcl.scoring import ScoringOptions
     from pytest_bfcl.settings import Settings
 
@@ -61,7 +64,7 @@ def pytest_bfcl_make_model(
             "real models need the benchmark's prompt texts, which are read from the pinned "
             "release; use it (no --bfcl-data) or point --bfcl-data at an unpacked bfcl-eval root"
         )
-    return _endpoint_model(spec, settings, scoring, source.unpacked_root, hook)
+    return _endpoint_model(spec, settings, scoring, source, hook)
 
 
 # Built-in model names and prefixes, matched exactly (lower case).
@@ -120,7 +123,7 @@ def _endpoint_given(settings: Settings | None) -> bool:
 
 
 def _endpoint_model(
-    spec: str, settings: Settings, scoring: ScoringOptions, unpacked_root: Path, hook: Any
+    spec: str, settings: Settings, scoring: ScoringOptions, source: DataSource, hook: Any
 ) -> Model:
     from pytest_bfcl.dataset.texts import load_texts
     from pytest_bfcl.models.cache import ResponseCache
@@ -134,7 +137,16 @@ def _endpoint_model(
             refresh=settings.refresh,
             max_bytes=12 * max(settings.max_response_bytes, 8 * 2**20) + 2**16,
         )
-    texts = load_texts(unpacked_root)
+    assert source.unpacked_root is not None
+    texts = load_texts(source.unpacked_root)
+    if settings.wire_format == "responses" and (settings.server_cmd or spec.startswith("vllm:")):
+        from pytest_bfcl.models.base import ModelSpecError
+
+        raise ModelSpecError(
+            "the Responses API (--bfcl-wire-format=responses, or the leaderboard model's) is "
+            "for endpoints given by --bfcl-base-url or $OPENAI_BASE_URL; a server the plugin "
+            "starts is asked over chat completions: add --bfcl-wire-format=chat-completions"
+        )
     if settings.server_cmd:
         from pytest_bfcl.models.server_cmd import make_served_model
 
@@ -144,4 +156,39 @@ def _endpoint_model(
     endpoint = EndpointSettings.from_settings(
         settings, spec, settings.base_urls, settings.model_identity
     )
+    if settings.wire_format == "responses":
+        return _responses_model(endpoint, settings, scoring, texts, source, cache, hook)
     return OpenAIChatModel(endpoint, scoring, texts, cache, hook)
+
+
+def _responses_model(
+    endpoint: EndpointSettings,
+    settings: Settings,
+    scoring: ScoringOptions,
+    texts: ProtocolTexts,
+    source: DataSource,
+    cache: ResponseCache | None,
+    hook: Any,
+) -> Model:
+    from pytest_bfcl.models.base import ModelSpecError
+    from pytest_bfcl.models.openai_responses import OpenAIResponsesModel
+    from pytest_bfcl.models.responses_request import is_reasoning_family
+
+    if settings.sampling_seed is not None:
+        raise ModelSpecError(
+            "--bfcl-sampling-seed: the Responses API takes no seed; leave it out, or use "
+            "--bfcl-wire-format=chat-completions"
+        )
+    reasoning = is_reasoning_family(_sent_model_name(settings, source))
+    return OpenAIResponsesModel(endpoint, scoring, texts, reasoning, cache, hook)
+
+
+def _sent_model_name(settings: Settings, source: DataSource) -> str:
+    """The model name the leaderboard's handler sends for ``--bfcl-leaderboard-model`` (what
+    its request rules look at), else the one the run sends."""
+    if not settings.leaderboard_model or source.unpacked_root is None:
+        return settings.model
+    from pytest_bfcl.dataset.registry import load_model_registry, lookup
+
+    registered = lookup(settings.leaderboard_model, load_model_registry(source.unpacked_root))
+    return registered.api_model_name or settings.model

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.files import WritePlace, content_key, read_regular_file
+from pytest_bfcl.models.cache_journal import note_written
 
 
 def cache_key(data: Any) -> str:
@@ -69,6 +70,8 @@ def record_problem(record: Any) -> str | None:
         for call in result
     ):
         return "its 'result' is not what a server answers (text, or calls as {name: arguments})"
+    if record.get("finish_reason") == "error":  # stored before gateway errors were told apart
+        return 'it is a gateway\'s failure (finish_reason "error"), not an answer'
     ids = record.get("tool_call_ids", [])
     if not all(isinstance(i, str) for i in ids):
         return "its 'tool_call_ids' are not all text"
@@ -152,3 +155,5 @@ class ResponseCache:
             return
         except OSError as exc:
             self.place.failed(path, exc)
+        else:
+            note_written(path)  # a conversation ended by its budget drops its records

@@ -11,12 +11,17 @@ import socket
 from typing import TYPE_CHECKING, Any
 
 from pytest_bfcl.errors import InfrastructureError, RunStopped, SetupError
+from pytest_bfcl.models.gateway_answers import is_prompt_filter, is_quota_exhausted
+from pytest_bfcl.redact import url_credentials
 from pytest_bfcl.web.transport import httpx
 
 if TYPE_CHECKING:
     from pytest_bfcl.models.balancer import Replica
 
 ERROR_BODY_BYTES = 64 * 1024  # enough of an error answer to quote its message
+# What goes wrong on the way: the network, or a body that cannot be decoded (a gzip header on
+# a body that is not gzip): a failed attempt either way.
+NETWORK_ERRORS = (httpx.TransportError, httpx.DecodingError)
 # How servers word a request longer than the model's context window (OpenAI, vLLM, SGLang,
 # llama.cpp, TGI, gateways), answered with one of these statuses.
 _CONTEXT_STATUSES = (400, 413, 422)
@@ -53,7 +58,8 @@ class Failure(Exception):
     - ``cancelled``: the balancer took a stalled replica out of rotation mid-request; retried
       on another replica at once;
     - ``context``: a 4xx saying the request is longer than the model's context window: the
-      model's failure (the leaderboard scores it so), not retried, not cached.
+      model's failure (the leaderboard scores it so), not retried, not cached;
+    - ``filtered``: a 400 from the provider's content filter: the same.
     """
 
     def __init__(
@@ -124,6 +130,12 @@ def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | Non
 
 def transport_failure(exc: Exception, url: str, timeout: float) -> Failure:
     """What a transport exception means for the run, in one line."""
+    if isinstance(exc, httpx.DecodingError):
+        return Failure(
+            "silent",
+            f"the answer from {url} could not be decoded (its Content-Encoding does not match "
+            f"its body): {one_line(str(exc)) or type(exc).__name__}",
+        )
     if isinstance(exc, httpx.TimeoutException):
         return Failure("silent", f"no complete answer within {timeout:g} s from {url}")
     if isinstance(exc, httpx.ConnectError):
@@ -143,14 +155,45 @@ def transport_failure(exc: Exception, url: str, timeout: float) -> Failure:
     return Failure("silent", f"the connection to {url} failed: {one_line(str(exc)) or exc!r}")
 
 
+def redirect_problem(url: str, status: int, location: str | None) -> str:
+    """One line for a server that redirects: where to, and the fix. Redirects are never
+    followed, so that the API key goes only where ``--bfcl-base-url`` says."""
+    target = (
+        f"to {one_line(url_credentials(location) or location)}"
+        if location
+        else "without a Location"
+    )
+    return (
+        f"{url} answers HTTP {status}, a redirect {target}; redirects are not followed, so "
+        "that the API key goes only where it was told: set --bfcl-base-url to the address it "
+        "redirects to"
+    )
+
+
 def status_failure(
-    status: int, url: str, text: str, retry_after: float | None, body: bytes = b""
+    status: int,
+    url: str,
+    text: str,
+    retry_after: float | None,
+    body: bytes = b"",
+    location: str | None = None,
 ) -> Failure:
     where = f"HTTP {status} from {url}" + (f": {text}" if text else "")
+    if 300 <= status < 400:
+        return Failure("fatal", redirect_problem(url, status, location), lasting=True)
     if status in _CONTEXT_STATUSES and _CONTEXT_WORDS.search(
         body.decode("utf-8", "replace") or text
     ):
         return Failure("context", text or where)
+    if is_prompt_filter(status, body):  # the model as served refuses: its failure
+        return Failure("filtered", text or where)
+    if is_quota_exhausted(status, body):
+        return Failure(
+            "fatal",
+            f"{where} (the account's quota is used up and no wait lifts it: add credit, or "
+            "use another key)",
+            lasting=True,
+        )
     if status in (401, 403):
         return Failure(
             "fatal",

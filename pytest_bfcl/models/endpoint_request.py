@@ -13,7 +13,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from pytest_bfcl.dataset.texts import ProtocolTexts
-from pytest_bfcl.kinds import kind_of
 from pytest_bfcl.models.base import NotGenerated, StepRequest, Task
 from pytest_bfcl.models.function_docs import (
     insert_system_prompt,
@@ -21,6 +20,7 @@ from pytest_bfcl.models.function_docs import (
     to_openai_tools,
     with_language_hints,
 )
+from pytest_bfcl.models.leaderboard_wire import REFERENCE_TEMPERATURE, STORE, HistoryEcho
 from pytest_bfcl.scoring import ScoringOptions
 
 # The largest answer read from a server. A chat completion with tool calls is a few kB; even a
@@ -59,7 +59,7 @@ class EndpointSettings(BaseModel):
     model: str  # the name sent to the server
     base_urls: tuple[str, ...] = ()  # empty: OPENAI_BASE_URL, else OpenAI's own
     api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.0
+    temperature: float = REFERENCE_TEMPERATURE
     max_tokens: int | None = None
     seed: int | None = None
     timeout: float = 120.0  # deadline of one request, body included
@@ -68,6 +68,7 @@ class EndpointSettings(BaseModel):
     identity: str = ""  # extra cache identity (serving flags, checkpoint hash)
     max_response_bytes: int = MAX_RESPONSE_BYTES
     extra_body: dict[str, Any] = {}  # fields added to every request
+    history_echo: HistoryEcho = "as-returned"  # how an answer joins a conversation's history
 
     @classmethod
     def from_settings(
@@ -86,6 +87,7 @@ class EndpointSettings(BaseModel):
             identity=identity,
             max_response_bytes=settings.max_response_bytes,
             extra_body=settings.extra_body,
+            history_echo=settings.history_echo,
         )
 
 
@@ -101,7 +103,9 @@ class RequestBuilder:
         """An entry answered with one request: its first turn, its functions (as tools in fc
         mode, in the system prompt otherwise)."""
         entry = task.entry
-        if kind_of(entry.category).conversation:
+        # An entry on simulated applications (multi-turn, memory, web search) is a conversation;
+        # one request cannot answer it.
+        if entry.involved_classes:
             raise NotGenerated(f"{entry.category} needs its multi-step runner")
         docs = with_language_hints(entry.function_sources(), entry.language, self.texts)
         if entry.format_config:  # format sensitivity: the hint is applied twice (reference quirk)
@@ -117,10 +121,13 @@ class RequestBuilder:
         return self.body(step.messages, step.functions)
 
     def body(self, messages: list[dict[str, Any]], docs: list[dict[str, Any]]) -> dict[str, Any]:
-        """The chat-completions body: sampling, the docs as tools in fc mode, the messages."""
+        """The chat-completions body: the parameters the leaderboard's handler sends (model,
+        temperature, ``store``), the docs as tools in fc mode (none when there are none), the
+        messages; the token limit and seed only when the user sets them."""
         request: dict[str, Any] = {
             "model": self.settings.model,
             "temperature": self.settings.temperature,
+            "store": STORE,
         }
         if self.scoring.mode == "fc":
             tools = to_openai_tools(docs, self.texts)

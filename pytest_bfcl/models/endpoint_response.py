@@ -8,7 +8,8 @@ import json
 from typing import Any
 
 from pytest_bfcl.models.endpoint_errors import Failure, error_text, one_line
-from pytest_bfcl.scoring import CONTEXT_EXCEEDED, TRUNCATED
+from pytest_bfcl.models.gateway_answers import gateway_failure
+from pytest_bfcl.scoring import CONTEXT_EXCEEDED, PROMPT_FILTERED, TRUNCATED
 
 _MAX_TOKENS = 10**12  # a token count beyond this is not a count
 
@@ -51,18 +52,25 @@ def oversized_record(limit: int, latency: float, length: int | None) -> dict[str
     }
 
 
-def context_record(message: str, latency: float) -> dict[str, Any]:
-    """A request refused as longer than the model's context window: the model's failure,
-    with the server's words in place of an answer (:mod:`pytest_bfcl.check.oversized`)."""
+_REFUSALS = {
+    "context": ("longer than the model's context window", CONTEXT_EXCEEDED),
+    "filtered": ("the provider's content filter refused the prompt", PROMPT_FILTERED),
+}
+
+
+def context_record(message: str, latency: float, kind: str = "context") -> dict[str, Any]:
+    """A request refused as longer than the model's context window, or by the provider's
+    content filter: the model's failure, with the server's words in place of an answer
+    (:mod:`pytest_bfcl.check.oversized`)."""
+    why, finish_reason = _REFUSALS[kind]
     return {
-        "result": f"[the request was refused: longer than the model's context window "
-        f"({one_line(message)}); not scored]",
+        "result": f"[the request was refused: {why} ({one_line(message)}); not scored]",
         "tool_call_ids": [],
         "latency": round(latency, 4),
         "input_tokens": None,
         "output_tokens": None,
         "reasoning": None,
-        "finish_reason": CONTEXT_EXCEEDED,
+        "finish_reason": finish_reason,
     }
 
 
@@ -85,6 +93,8 @@ def completion_record(body: bytes, latency: float) -> dict[str, Any]:
     message = choice.get("message")
     if not isinstance(message, dict):
         raise Failure("silent", not_a_completion(response, choices))
+    if (upstream := gateway_failure(response, choice)) is not None:
+        raise Failure("silent", upstream)
     tool_calls = message.get("tool_calls")
     calls = [c for c in tool_calls if isinstance(c, dict)] if isinstance(tool_calls, list) else []
     result: Any
@@ -104,7 +114,16 @@ def completion_record(body: bytes, latency: float) -> dict[str, Any]:
         "output_tokens": token_count(usage.get("completion_tokens")),
         "reasoning": text_of(message.get("reasoning_content") or message.get("reasoning")),
         "finish_reason": text_of(choice.get("finish_reason")),
+        # as returned: echoed into a conversation's history (pytest_bfcl.models.leaderboard_wire)
+        "message": message,
     }
+
+
+def answer_record(
+    body: bytes, latency: float, cut: bool, length: int | None, limit: int
+) -> dict[str, Any]:
+    """The record of a 2xx answer read up to ``limit`` bytes (``cut``: there was more)."""
+    return oversized_record(limit, latency, length) if cut else completion_record(body, latency)
 
 
 def not_a_completion(response: dict[str, Any], choices: Any) -> str:
@@ -137,6 +156,6 @@ def served_models(body: bytes) -> list[str]:
 
 
 def generation_fields(record: dict[str, Any]) -> dict[str, Any]:
-    """A record's fields for a :class:`Generation` (the cut answer's sizes stay in the stored
-    record; its note and finish reason say the same)."""
-    return {k: v for k, v in record.items() if k != "response_truncated"}
+    """A record's fields for a :class:`Generation` (the cut answer's sizes and the message as
+    returned stay in the stored record; the note, finish reason and result say the same)."""
+    return {k: v for k, v in record.items() if k not in ("response_truncated", "message")}

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import threading
 import time
 from typing import Any
@@ -31,12 +30,14 @@ from pytest_bfcl.models.base import Generation, StepReply, StepRequest, Task
 from pytest_bfcl.models.cache import ResponseCache, cache_key
 from pytest_bfcl.models.endpoint_errors import (
     ERROR_BODY_BYTES,
+    NETWORK_ERRORS,
     Failure,
     InferenceError,
     ServerDown,
     Unreachable,
     error_text,
     read_capped,
+    redirect_problem,
     retry_after_header,
     status_failure,
     transport_failure,
@@ -48,14 +49,15 @@ from pytest_bfcl.models.endpoint_request import (
     resolved_base_url,
 )
 from pytest_bfcl.models.endpoint_response import (
-    completion_record,
+    answer_record,
     context_record,
     generation_fields,
-    oversized_record,
     served_models,
 )
+from pytest_bfcl.models.leaderboard_wire import echo_of_record
+from pytest_bfcl.models.rate_limit import RateLimitWatch, retry_delay
 from pytest_bfcl.redact import url_credentials
-from pytest_bfcl.scoring import CONTEXT_EXCEEDED, ScoringOptions
+from pytest_bfcl.scoring import CONTEXT_EXCEEDED, PROMPT_FILTERED, ScoringOptions
 from pytest_bfcl.settings import credentials_problem
 from pytest_bfcl.web.transport import (
     Cancel,
@@ -79,6 +81,7 @@ class OpenAIChatModel:
     # back-off schedule: with requests in flight, a dead or stalled server is recognised after
     # about one --bfcl-timeout, not retries x timeout x waves of entries.
     DOWN_AFTER = 3
+    read_answer = staticmethod(answer_record)  # the record of a 2xx answer (wire format's own)
 
     def __init__(
         self,
@@ -107,6 +110,7 @@ class OpenAIChatModel:
         )
         self._lock = threading.Lock()
         self._silent_failures = 0  # failed attempts in a row without any answer (for messages)
+        self._rate_limits = RateLimitWatch()
         self.down_reason: str | None = None
 
     def close(self) -> None:
@@ -161,42 +165,47 @@ class OpenAIChatModel:
         return self.requests.for_task(task)
 
     def step(self, step: StepRequest) -> StepReply:
-        record, cached = self._answer(self.requests.for_step(step), step.task.sample)
+        record, cached = self._answer(self.requests.for_step(step), step.task)
         record = apply_reasoning_mode(record, self.scoring.reasoning)
-        return StepReply(cached=cached, **record)
+        echo = echo_of_record(record, self.scoring.mode, self.settings.history_echo)
+        return StepReply(cached=cached, echo=echo, **record)
 
-    def cache_identity(self, request: dict[str, Any], sample: int = 0) -> dict[str, Any]:
-        """What the cache key is taken from. Each repeated sample of an entry is a request of
-        its own (the first keeps the key a single-sample run has)."""
+    def cache_identity(
+        self, request: dict[str, Any], sample: int = 0, entry: str | None = None
+    ) -> dict[str, Any]:
+        """What the cache key is taken from: an answer is a draw per entry and per repeated
+        sample (entries sending the same request, as multi-turn variants do, never share one)."""
         identity: dict[str, Any] = {"identity": self.settings.identity, "mode": self.scoring.mode}
+        if entry is not None:
+            identity["entry"] = entry
         if sample:
             identity["sample"] = sample
         return {**identity, "request": request}
 
     def generate(self, task: Task) -> Generation:
-        record, cached = self._answer(self.build_request(task), task.sample)
+        record, cached = self._answer(self.build_request(task), task)
         record = apply_reasoning_mode(record, self.scoring.reasoning)
         return Generation(id=task.entry.id, cached=cached, **generation_fields(record))
 
-    def _answer(self, request: dict[str, Any], sample: int = 0) -> tuple[dict[str, Any], bool]:
+    def _answer(self, request: dict[str, Any], task: Task) -> tuple[dict[str, Any], bool]:
         """The response record for a request, from the cache when it has it. A project's
         transforms apply before the cache key is taken and before the record is stored.
         A repeated sample with a sampling seed sends seed + sample: the same seed would make
         every sample the same answer."""
-        if sample and isinstance(request.get("seed"), int):
-            request = {**request, "seed": request["seed"] + sample}
+        if task.sample and isinstance(request.get("seed"), int):
+            request = {**request, "seed": request["seed"] + task.sample}
         if self.hook is not None:
             self.hook.pytest_bfcl_transform_request(request=request, model=self.name)
         if self.cache is None:
             return self._transformed(self._complete(request)), False
-        key = cache_key(self.cache_identity(request, sample))
+        key = cache_key(self.cache_identity(request, task.sample, task.entry.id))
         record = self.cache.get(key)
         if record is not None:
             return record, True
         record = self._transformed(self._complete(request))
-        # A context refusal is the server's limit, not an answer: a rerun on a server with a
-        # longer window asks again.
-        if record.get("finish_reason") != CONTEXT_EXCEEDED:
+        # A context or content-filter refusal is the server's limit, not an answer: a rerun on
+        # a server with a longer window or another policy asks again.
+        if record.get("finish_reason") not in (CONTEXT_EXCEEDED, PROMPT_FILTERED):
             self.cache.put(key, record)
         return record, False
 
@@ -219,6 +228,7 @@ class OpenAIChatModel:
         last: Failure | None = None
         replica: Replica | None = None
         backoffs = tried = 0
+        entry_started = time.monotonic()
         spared = False  # one cancelled attempt (a replica taken out under it) is not counted
         while tried < attempts:
             handle = Cancel()
@@ -227,12 +237,15 @@ class OpenAIChatModel:
             try:
                 with cancellable(handle):
                     body, cut, length = self._post(replica, payload)
-                record = self._record(body, time.perf_counter() - started, cut, length)
+                latency = time.perf_counter() - started
+                record = self.read_answer(
+                    body, latency, cut, length, self.settings.max_response_bytes
+                )
             except Failure as failure:
-                if failure.kind == "context":  # an answer: the server is there, the model fails
+                if failure.kind in ("context", "filtered"):  # the server is there, the model fails
                     latency = time.perf_counter() - started
                     self._note_success(replica, handle, latency)
-                    return context_record(str(failure), latency)
+                    return context_record(str(failure), latency, failure.kind)
                 last = failure
                 if handle.cancelled:
                     last = Failure(
@@ -252,7 +265,7 @@ class OpenAIChatModel:
                 raise ServerDown(self.down_reason)
             if last.kind == "cancelled" and not spared:
                 spared = True
-            else:
+            elif last.kind != "busy" or not self._rate_limits.entry_may_wait(entry_started):
                 tried += 1
             if tried < attempts and not self._fails_over(last, replica):
                 time.sleep(self._delay(backoffs, last))
@@ -297,7 +310,7 @@ class OpenAIChatModel:
             ):
                 read_capped(response, PROBE_BODY_BYTES)
                 return Probe(response.status_code < 500)
-        except httpx.TransportError as exc:
+        except NETWORK_ERRORS as exc:
             failure = transport_failure(exc, replica.chat_url, REPLICA_PROBE_TIMEOUT)
             return Probe(False, str(failure) if failure.kind == "fatal" else None)
 
@@ -321,19 +334,18 @@ class OpenAIChatModel:
                         error_text(text),
                         retry_after_header(response),
                         text,
+                        response.headers.get("location"),
                     )
                 body, cut = read_capped(response, self.settings.max_response_bytes)
                 detach_cancel()  # answered: a cancel must not reach the pooled connection now
                 length = response.headers.get("content-length", "")
                 return body, cut, int(length) if length.isdigit() else None
-        except httpx.TransportError as exc:
+        except NETWORK_ERRORS as exc:
             raise transport_failure(exc, url, self.settings.timeout) from None
 
     def _delay(self, attempt: int, failure: Failure) -> float:
-        delay = self.settings.backoff * 2**attempt
-        if failure.retry_after is not None:
-            delay = max(delay, failure.retry_after)
-        return min(delay, 60.0) * (0.5 + random.random() / 2)
+        left = self._rate_limits.left()
+        return retry_delay(self.settings.backoff, attempt, failure.retry_after, left)
 
     # -- is the server down? --------------------------------------------------------------------
 
@@ -343,6 +355,7 @@ class OpenAIChatModel:
 
     def _note_success(self, replica: Replica, handle: Cancel, latency: float) -> None:
         self._balancer.release(replica, handle, latency=latency)
+        self._rate_limits.answered()
         with self._lock:
             self._silent_failures = 0
 
@@ -364,6 +377,8 @@ class OpenAIChatModel:
                     self.down_reason = f"the model server cannot be used: {reasons}"
             elif failure.kind == "silent":
                 self._note_silent(failure)
+            elif failure.kind == "busy" and (limited := self._rate_limits.limited(failure)):
+                self.down_reason = self.down_reason or limited
 
     def dead_replica(self, base_url: str) -> str | None:
         """Why the server process behind ``base_url`` is gone, when the plugin started it and
@@ -433,15 +448,11 @@ class OpenAIChatModel:
                     method, url, content=payload, headers=endpoint.headers, timeout=PROBE_TIMEOUT
                 ) as response,
             ):
+                if response.is_redirect:  # never followed: the key goes where it was told
+                    location = response.headers.get("location")
+                    raise SetupError(redirect_problem(url, response.status_code, location))
                 body, _ = read_capped(response, PROBE_BODY_BYTES)
                 return response.status_code, body
-        except httpx.TransportError as exc:
+        except NETWORK_ERRORS as exc:
             failure = transport_failure(exc, url, PROBE_TIMEOUT)
             raise Unreachable(f"the model server does not answer: {failure}") from None
-
-    # -- the record -----------------------------------------------------------------------------
-
-    def _record(self, body: bytes, latency: float, cut: bool, length: int | None) -> dict[str, Any]:
-        if cut:
-            return oversized_record(self.settings.max_response_bytes, latency, length)
-        return completion_record(body, latency)

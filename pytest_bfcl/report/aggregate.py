@@ -85,17 +85,25 @@ def _weighted(parts: list[_Part], weights: list[float]) -> _Part:
 
 
 def aggregate_groups(
-    cats: dict[str, CategoryScore], sized_by_run: bool = False
+    cats: dict[str, CategoryScore],
+    sized_by_run: bool = False,
+    inflation: dict[str, float] | None = None,
 ) -> dict[str, GroupScore]:
     """The leaderboard's summaries (:data:`~pytest_bfcl.dataset.groups.GROUPS`) and the V4
     overall. With ``sized_by_run`` a category counts as present when it has any scored entry
     (comparisons on a sample), weighted by the entries scored. pass^K and pass@K of a group
-    combine its categories' with the same formula as the mean."""
+    combine its categories' with the same formula as the mean. ``inflation``: per group, the
+    factor clusters crossing its categories multiply its variance by (see
+    :mod:`~pytest_bfcl.report.clustered`)."""
     parts = _combined(cats, sized_by_run)
     every = _combined(_with_accuracy(cats, "pass_all"), sized_by_run)
     anyone = _combined(_with_accuracy(cats, "pass_any"), sized_by_run)
     names = [g.name for g in GROUPS] + ["overall", "overall_without_web_search"]
-    return {name: _group_score(parts[name], every[name], anyone[name], cats) for name in names}
+    factors = inflation or {}
+    return {
+        name: _group_score(parts[name], every[name], anyone[name], cats, factors.get(name, 1.0))
+        for name in names
+    }
 
 
 def _with_accuracy(cats: dict[str, CategoryScore], field_name: str) -> dict[str, CategoryScore]:
@@ -125,11 +133,15 @@ def _combined(cats: dict[str, CategoryScore], sized_by_run: bool) -> dict[str, _
 
 
 def _group_score(
-    part: _Part, every: _Part, anyone: _Part, cats: dict[str, CategoryScore]
+    part: _Part,
+    every: _Part,
+    anyone: _Part,
+    cats: dict[str, CategoryScore],
+    inflation: float = 1.0,
 ) -> GroupScore:
     interval = part.interval  # one category: the same interval as its row
     if interval is None and part.accuracy is not None and len(part.members) > 1:
-        half = Z95 * math.sqrt(part.variance)
+        half = Z95 * math.sqrt(part.variance * inflation)
         interval = (max(0.0, part.accuracy - half), min(1.0, part.accuracy + half))
     low, high = interval if (part.sampled and interval is not None) else (None, None)
     members = [cats[m] for m in part.members if m in cats]
@@ -148,3 +160,24 @@ def _group_score(
         flaky=sum(c.flaky for c in members),
         flaky_ids=[i for c in members for i in c.flaky_ids],
     )
+
+
+def category_weights(
+    cats: dict[str, CategoryScore], names: tuple[str, ...]
+) -> dict[str, dict[str, float]]:
+    """Each category's weight in each named group's (or the overall) score, as the run-sized
+    aggregation combines them: every score is linear in its categories' accuracies, so a
+    category's weight is the score with that category at 1 and every other at 0. The gate
+    tests the very difference the tables print with these."""
+    out: dict[str, dict[str, float]] = {name: {} for name in names}
+    for probed in cats:
+        unit = {
+            name: score.model_copy(update={"accuracy": float(name == probed)})
+            for name, score in cats.items()
+        }
+        parts = _combined(unit, sized_by_run=True)
+        for name in names:
+            weight = parts[name].accuracy
+            if weight:
+                out[name][probed] = weight
+    return out

@@ -19,6 +19,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.files import loads_bounded, read_regular_file, write_json_atomic
+from pytest_bfcl.report.baseline_integrity import (
+    format_problems,
+    merge_refusals,
+    merged_runs,
+    policy_differences,
+    totals_problems,
+)
+from pytest_bfcl.report.baseline_signature import signature_problems
 
 BASELINE_FORMAT = "pytest-bfcl-baseline/3"
 # Read as well: the second format (one verdict per entry, no stamps) and the first, checked
@@ -118,8 +126,9 @@ def baseline_data(
     return baseline.model_dump(mode="json")
 
 
-def load_baseline(path: Path) -> Baseline:
-    """A baseline from its file; every problem is a :class:`BaselineError` naming the file.
+def load_baseline(path: Path, key: bytes | None = None) -> Baseline:
+    """A baseline from its file; every problem is a :class:`BaselineError` naming the file;
+    with a signing ``key``, one whose signature does not match is refused.
     Read bounded: at most 256 MiB (a full run's baseline is about 300 kB), nested at most 64
     deep (one is 4 deep), a regular file only."""
     try:
@@ -143,11 +152,16 @@ def load_baseline(path: Path) -> Baseline:
         first = exc.errors()[0]
         where = ".".join(map(str, first["loc"]))
         raise BaselineError(f"baseline {path} is malformed at {where}: {first['msg']}") from exc
-    problems = tampering(baseline)
+    problems = format_problems(raw) + tampering(baseline) + totals_problems(baseline)
     if problems:
         raise BaselineError(
             f"baseline {path} does not add up: {'; '.join(problems)}. It was edited or cut "
             "short after it was recorded; record it again (--bfcl-save-baseline)."
+        )
+    if unsigned := signature_problems(raw, key):
+        raise BaselineError(
+            f"baseline {path} is refused: {unsigned[0]}; record it again with the key "
+            "(--bfcl-save-baseline and --bfcl-baseline-key)"
         )
     return baseline
 
@@ -173,9 +187,8 @@ def tampering(baseline: Baseline) -> list[str]:
         for name, n in sorted(counts.items())
         if name not in recorded
     ]
-    if baseline.format != FIRST_FORMAT and baseline.digest != verdicts_digest(
-        baseline.verdicts, baseline.rates
-    ):
+    checked = baseline.format != FIRST_FORMAT or baseline.digest is not None
+    if checked and baseline.digest != verdicts_digest(baseline.verdicts, baseline.rates):
         problems.append("its verdicts do not match their recorded digest")
     stray = sorted(set(baseline.rates) - set(baseline.verdicts))
     if stray:
@@ -217,7 +230,8 @@ def incompatibilities(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
 
 def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]:
     """The stamps that make verdicts comparable: the verdict rules, the sampling temperature,
-    and enough samples per entry. A baseline of the second format carries none of them and is
+    the deviations from the leaderboard (``--bfcl-exact-call-text``), and enough samples per
+    entry. A baseline of the second format carries none of them and is
     taken as one sample under the first rules."""
     recorded = baseline.metadata
     problems = []
@@ -239,13 +253,20 @@ def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
             f"request fields differ (--bfcl-extra-body): baseline {_json(recorded_extra)}, "
             f"this run {_json(extra)}"
         )
+    before = recorded.get("leaderboard_deviations") or []
+    now = metadata.get("leaderboard_deviations") or []
+    if before != now:
+        shown = [", ".join(map(str, d)) or "none" for d in (before, now)]
+        problems.append(
+            f"deviations from the leaderboard differ: baseline {shown[0]}, this run {shown[1]}"
+        )
     asked = int(metadata.get("samples") or 1)
     if asked > baseline.samples:
         problems.append(
             f"samples differ: this run asks {asked} per entry, the baseline recorded "
             f"{baseline.samples} (record it with at least as many, or merge baselines)"
         )
-    return problems
+    return problems + policy_differences(recorded, metadata)
 
 
 def _json(fields: Any) -> str:
@@ -264,7 +285,8 @@ def version_note(baseline: Baseline, metadata: dict[str, Any]) -> str | None:
 def merge_baselines(baselines: list[Baseline]) -> dict[str, Any]:
     """One baseline from several recorded runs of the same model on the same data: each entry's
     passes and samples added up, so the gate compares with pass rates instead of one draw.
-    Runs that do not fit each other (data, mode, rules, temperature) are refused."""
+    Runs that do not fit each other (model, data, mode, rules, temperature, known-errors
+    policy) are refused, and so is a run given twice."""
     if len(baselines) < 2:
         raise BaselineError("merging needs at least two baselines")
     first = baselines[0]
@@ -277,6 +299,8 @@ def merge_baselines(baselines: list[Baseline]) -> dict[str, Any]:
         if problems or set(other.verdicts) != set(first.verdicts):
             why = "; ".join(problems) or "they scored different entries"
             raise BaselineError(f"these baselines cannot be merged: {why}")
+    if refusals := merge_refusals(baselines):
+        raise BaselineError(f"these baselines cannot be merged: {'; '.join(refusals)}")
     rates: dict[str, tuple[int, int]] = {}
     for baseline in baselines:
         for entry_id in baseline.verdicts:
@@ -288,6 +312,8 @@ def merge_baselines(baselines: list[Baseline]) -> dict[str, Any]:
         **first.metadata,
         "samples": min(k for _, k in rates.values()),
         "merged_from": len(baselines),
+        "run_id": None,
+        "merged_runs": merged_runs(baselines),
     }
     expected = {name: t.get("expected", 0) for name, t in first.totals.items()}
     return baseline_data(verdicts, metadata, first.categories, expected or None, rates)

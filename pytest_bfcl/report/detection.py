@@ -37,15 +37,19 @@ def family_size(categories: Iterable[str]) -> int:
     return len(set(categories)) + len(GATED) + 1
 
 
-def category_noise(rates: dict[str, tuple[int, int]]) -> dict[str, float]:
-    """Per category, the noise measured from entries asked several times."""
+def category_noise(
+    rates: dict[str, tuple[int, int]], against: int | None = None
+) -> dict[str, float]:
+    """Per category, the noise measured from entries asked several times, for a comparison
+    with a run of ``against`` samples per entry (the same count by default): a merged
+    baseline of many samples against a one-sample run has most of the one sample's noise."""
     by_category: dict[str, list[tuple[int, int]]] = {}
     for entry_id, rate in rates.items():
         by_category.setdefault(category_of_id(entry_id), []).append(rate)
     out = {}
     for name, pairs in by_category.items():
         samples = min(k for _, k in pairs)
-        measured = noise_from_rates([p / k for p, k in pairs], samples)
+        measured = noise_from_rates([p / k for p, k in pairs], samples, against)
         if measured is not None:
             out[name] = measured
     return out

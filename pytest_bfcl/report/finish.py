@@ -13,7 +13,9 @@ from typing import Any
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import natural_key
 from pytest_bfcl.files import os_error_text, write_json_atomic
-from pytest_bfcl.report.baseline import Baseline, save_baseline, version_note
+from pytest_bfcl.report.baseline import Baseline, baseline_data, version_note
+from pytest_bfcl.report.baseline_integrity import new_run_id
+from pytest_bfcl.report.baseline_signature import signed, signing_key
 from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.completeness import incompleteness, missing_by_category
 from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
@@ -134,11 +136,17 @@ def write_reports(outcome: RunOutcome, finished: FinishedRun) -> None:
         lambda p: write_json_atomic(p, json_report(outcome, finished)),
     )
     write("HTML report", settings.html_path, lambda p: _write_html(p, outcome, finished, metadata))
-    write(
-        "baseline",
-        settings.save_baseline_path,
-        lambda p: _save_baseline(p, outcome, finished, metadata),
-    )
+    if settings.save_baseline_path is not None and not outcome.board.verdicts:
+        # --collect-only, a -k that matched nothing, a run stopped at once: a baseline already
+        # there is worth more than an empty one
+        why = "nothing was scored (a baseline already there is left as it was)"
+        finished.not_written.append(("baseline", settings.save_baseline_path, why))
+    else:
+        write(
+            "baseline",
+            settings.save_baseline_path,
+            lambda p: _save_baseline(p, outcome, finished, metadata),
+        )
     if settings.csv_dir is not None:
         cost = (outcome.usage or {}).get("cost_usd")
         tables = csv_tables(scores, outcome.model_name, outcome.board.latencies, cost)
@@ -150,12 +158,23 @@ def write_reports(outcome: RunOutcome, finished: FinishedRun) -> None:
         finished.not_written.append(("junit", outcome.junit_path, outcome.junit_not_written))
     elif outcome.junit_path is not None and outcome.junit_path.is_file():
         write("junit", outcome.junit_path, lambda p: add_summary_testcases(p, scores, gate))
-    if outcome.results_root is not None:
+    if outcome.results_root is not None and _holds_a_file(outcome.results_root):
         finished.written.append(("generations", outcome.results_root))
+    elif outcome.results_root is not None and outcome.board.verdicts:
+        why = "no result could be written there (the warning above says why)"
+        finished.not_written.append(("generations", outcome.results_root, why))
     if outcome.step_summary is not None:
         html = settings.html_path.name if settings.html_path is not None else None
         summary = markdown_summary(scores, metadata, gate, html)
         write("step summary", outcome.step_summary, lambda p: _append(p, summary))
+
+
+def _holds_a_file(folder: Path) -> bool:
+    """Whether anything was written under ``folder`` (a read-only mount leaves it empty)."""
+    try:
+        return any(path.is_file() for path in folder.rglob("*"))
+    except OSError:
+        return False
 
 
 def _write_html(
@@ -170,14 +189,15 @@ def _save_baseline(
     path: Path, outcome: RunOutcome, finished: FinishedRun, metadata: dict[str, Any]
 ) -> None:
     portable = {**metadata, "dataset": {**metadata["dataset"], "data_dir": None}}
-    save_baseline(
-        path,
+    portable["run_id"] = new_run_id()  # a merge takes each recorded run once
+    data = baseline_data(
         outcome.board.verdicts,
         portable,  # no machine-specific paths in a file meant to be committed
         finished.scores.model_dump(mode="json")["categories"],
         {name: len(ids) for name, ids in outcome.board.expected.items()},
         outcome.board.rates,
     )
+    write_json_atomic(path, signed(data, signing_key(outcome.settings.baseline_key_env)))
 
 
 def _append(path: Path, text: str) -> None:
@@ -214,8 +234,10 @@ def run_detections(outcome: RunOutcome, finished: FinishedRun) -> list[Detection
     if settings.sample is None and settings.detect is None:
         return []
     sizes = {n: c.total for n, c in finished.scores.categories.items() if c.total}
-    noise = category_noise(outcome.baseline.rates) if outcome.baseline is not None else {}
-    noise.update(category_noise(outcome.board.rates))
+    baseline = outcome.baseline
+    other = baseline.samples if baseline is not None else settings.samples
+    noise = category_noise(baseline.rates, settings.samples) if baseline is not None else {}
+    noise.update(category_noise(outcome.board.rates, other))
     return detections(sizes, noise, settings.gate.alpha, settings.gate.min_drop)
 
 
@@ -325,5 +347,9 @@ def failure_lines(
             "full with --bfcl-explain ID; more here with --bfcl-list-failures N)"
         )
     for entry_id, text in explanations.items():
-        lines += ["", *text.splitlines()] if text else ["", f"{entry_id}: no failure to explain"]
+        lines += (
+            ["", *text.splitlines()]
+            if text
+            else ["", f"{entry_id}: no failure to explain (it passed, or did not run)"]
+        )
     return lines

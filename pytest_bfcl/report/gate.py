@@ -2,37 +2,38 @@
 
 For every category, gated group and the overall score, the entries scored in both runs are
 paired, each by its pass rate (passes out of the samples asked; one sample is a plain
-verdict). The one-sided sign-flip test asks whether the current run is worse (with one sample a
-side it is McNemar's exact test). All comparisons form one family: Holm's step-down procedure,
+verdict). Each comparison tests the score difference it prints (a category's mean, a group's or
+the overall's leaderboard-weighted mean) with a one-sided permutation test of each entry's pooled
+samples (:mod:`~pytest_bfcl.report.permutation`): exact for a category with any sample counts
+on the two sides, conservative for a weighted score, and McNemar's exact test with one sample a
+side. All comparisons form one family: Holm's step-down procedure,
 counting only comparisons that could still reach significance (Tarone's rule), keeps the
 chance that an unchanged model fails any of them at or below ``alpha``. With the default
 ``significant`` gate a comparison fails when its drop is at least ``min_drop`` points *and* it
 is significant in that procedure; ``any`` fails on a single entry that got worse; ``off`` never
-fails. README's "How the gate decides" gives the reasoning, ``benchmarks/gate_power.py`` the
+fails. docs/gate-statistics.md gives the reasoning, ``benchmarks/gate_power.py`` the
 measured rates.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from fractions import Fraction
 from typing import Literal
 
 from pydantic import BaseModel
 
 from pytest_bfcl.dataset.categories import category_of_id, natural_key
 from pytest_bfcl.dataset.groups import GATED
-from pytest_bfcl.report.aggregate import aggregate_groups
+from pytest_bfcl.report.aggregate import aggregate_groups, category_weights
+from pytest_bfcl.report.permutation import Stratum, TestResult, permutation_test
 from pytest_bfcl.report.score_models import CategoryScore, Scores
 from pytest_bfcl.report.stats import (
     detectable_drop,
-    differences,
+    effective_entries,
     holm_tarone,
     mcnemar_exact,
-    noise_from_differences,
+    noise_of_pairs,
     shrunk_noise,
-    sign_flip_p_value,
-    smallest_p_value,
     tarone_count,
 )
 from pytest_bfcl.settings import GateSettings
@@ -144,29 +145,32 @@ def compare(
     by_category: dict[str, list[str]] = {}
     for entry_id in common:
         by_category.setdefault(category_of_id(entry_id), []).append(entry_id)
-    comparisons = [
-        _comparison(name, "category", ids, now, before) for name, ids in by_category.items()
+    # Each comparison's strata: (category, its weight in the compared score).
+    plans: list[tuple[str, Literal["category", "group", "overall"], dict[str, float]]] = [
+        (name, "category", {name: 1.0}) for name in by_category
     ]
-    paired_ids = list(by_category.values())
     current_groups = aggregate_groups(_scores_on(common, now), sized_by_run=True)
     baseline_groups = aggregate_groups(_scores_on(common, before), sized_by_run=True)
+    weights = category_weights(_scores_on(common, now), (*GATED, "overall"))
+    accuracies: dict[str, tuple[float, float]] = {}
     for name in (*GATED, "overall"):
         group_now, group_before = current_groups[name], baseline_groups[name]
         if group_now.accuracy is None or group_before.accuracy is None:
             continue  # a category of the group was not run on both sides
-        members = [i for i in common if category_of_id(i) in group_now.members]
-        paired_ids.append(members)
-        comparisons.append(
-            _comparison(
-                name,
-                "overall" if name == "overall" else "group",
-                members,
-                now,
-                before,
-                accuracies=(group_before.accuracy, group_now.accuracy),
-            )
-        )
-    counted = _decide(comparisons, paired_ids, now, before, settings)
+        accuracies[name] = (group_before.accuracy, group_now.accuracy)
+        plans.append((name, "overall" if name == "overall" else "group", weights[name]))
+    comparisons, tests, strata = [], [], []
+    for name, kind, members in plans:
+        parts = {c: (w, by_category[c]) for c, w in members.items()}
+        stratified = [
+            Stratum(w / len(ids), [(before[i], now[i]) for i in ids]) for w, ids in parts.values()
+        ]
+        test = permutation_test(stratified)
+        ids = [i for _, members_ids in parts.values() for i in members_ids]
+        comparisons.append(_comparison(name, kind, ids, now, before, test, accuracies.get(name)))
+        tests.append(test)
+        strata.append(stratified)
+    counted = _decide(comparisons, tests, strata, settings)
     return GateResult(
         settings=settings,
         comparisons=comparisons,
@@ -227,20 +231,20 @@ def _comparison(
     ids: list[str],
     current: dict[str, Rate],
     baseline: dict[str, Rate],
+    test: TestResult,
     accuracies: tuple[float, float] | None = None,
 ) -> Comparison:
-    def rate(value: Rate) -> Fraction:
-        return Fraction(value[0], value[1])
+    def lower(a: Rate, b: Rate) -> bool:  # a's pass rate below b's, in integers
+        return a[0] * b[1] < b[0] * a[1]
 
-    worse = [i for i in ids if rate(current[i]) < rate(baseline[i])]
+    worse = [i for i in ids if lower(current[i], baseline[i])]
     flaky = {i for i in worse if 0 < baseline[i][0] < baseline[i][1]}
-    improvements = sorted((i for i in ids if rate(current[i]) > rate(baseline[i])), key=natural_key)
+    improvements = sorted((i for i in ids if lower(baseline[i], current[i])), key=natural_key)
     if accuracies is None:
         accuracies = (
-            sum(float(rate(baseline[i])) for i in ids) / len(ids),
-            sum(float(rate(current[i])) for i in ids) / len(ids),
+            sum(p / k for p, k in (baseline[i] for i in ids)) / len(ids),
+            sum(p / k for p, k in (current[i] for i in ids)) / len(ids),
         )
-    diffs = differences([(baseline[i], current[i]) for i in ids])
     return Comparison(
         name=name,
         kind=kind,
@@ -250,43 +254,48 @@ def _comparison(
         regressions=sorted((i for i in worse if i not in flaky), key=natural_key),
         flaky_before=sorted(flaky, key=natural_key),
         improvements=improvements,
-        p_value=sign_flip_p_value(diffs),
+        p_value=test.p_value,
     )
 
 
 def _decide(
     comparisons: list[Comparison],
-    paired_ids: list[list[str]],
-    current: dict[str, Rate],
-    baseline: dict[str, Rate],
+    tests: list[TestResult],
+    strata: list[list[Stratum]],
     settings: GateSettings,
 ) -> int:
     """Holm's procedure over the family, each comparison's detectable drop at the level of
     the procedure's first step, and whether it fails. Returns the comparisons counted at the
     first step."""
-    diffs = [differences([(baseline[i], current[i]) for i in ids]) for ids in paired_ids]
-    smallest = [smallest_p_value(d) for d in diffs]
+    smallest = [t.smallest for t in tests]
     significant, levels = holm_tarone([c.p_value for c in comparisons], smallest, settings.alpha)
     counted = tarone_count(smallest, settings.alpha) if comparisons else 0
     first_level = settings.alpha / max(counted, 1)
-    samples = max((r[1] for r in (*current.values(), *baseline.values())), default=1)
-    everything = differences([(baseline[i], current[i]) for i in current if i in baseline])
-    pooled = noise_from_differences(everything)
-    for comparison, d, is_significant, level in zip(
-        comparisons, diffs, significant, levels, strict=True
+    pairs = [
+        pair for parts in strata[: _categories(comparisons)] for s in parts for pair in s.pairs
+    ]
+    pooled = noise_of_pairs(pairs)
+    samples = max((k for pair in pairs for _, k in pair), default=1)
+    for comparison, parts, is_significant, level in zip(
+        comparisons, strata, significant, levels, strict=True
     ):
         comparison.significant = is_significant
         comparison.level = level
+        entries, noise = effective_entries(
+            [(s.weight, len(s.pairs), shrunk_noise(noise_of_pairs(s.pairs), len(s.pairs), pooled))
+             for s in parts]
+        )  # fmt: skip
         drop = detectable_drop(
-            comparison.paired,
-            shrunk_noise(noise_from_differences(d), len(d), pooled),
-            first_level,
-            samples=samples,
-            min_drop=settings.min_drop / 100,
+            entries, noise, first_level, samples=samples, min_drop=settings.min_drop / 100
         )
         comparison.detectable_drop = None if drop is None else round(drop * 100, 2)
         comparison.failed = _fails(comparison, settings)
     return counted
+
+
+def _categories(comparisons: list[Comparison]) -> int:
+    """How many comparisons (at the front of the list) are categories."""
+    return sum(1 for c in comparisons if c.kind == "category")
 
 
 def _fails(comparison: Comparison, settings: GateSettings) -> bool:

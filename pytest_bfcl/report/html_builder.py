@@ -10,7 +10,9 @@ two data elements. The page is the same as when the session renders the records 
 ``PYTEST_BFCL_HTML_BUILDER=0``).
 
 A builder that cannot start leaves the work to the session; one that ends early makes the
-HTML report "not written", with its exit status and last words, and nothing else is lost.
+HTML report "not written", with its exit status and last words, and nothing else is lost; so
+does one stopped (SIGSTOP) or hung while the session waits for its answer
+(:mod:`.answer_deadline`).
 
 Frames on both pipes: a byte naming the frame, a 4-byte length, a :mod:`marshal` payload.
 """
@@ -28,6 +30,7 @@ import tempfile
 import threading
 from typing import IO, Any
 
+from pytest_bfcl.report.answer_deadline import read_by_deadline
 from pytest_bfcl.report.html_entries import HtmlEntries
 
 _HEAD = struct.Struct(">BI")
@@ -173,9 +176,14 @@ class HtmlBuilder:
         self._outbox.put(_HEAD.pack(kind, len(payload)) + payload)
 
     def _receive(self) -> Any:
-        assert self._process.stdout is not None
+        stdout = self._process.stdout
+        assert stdout is not None
         try:
-            frame = read_frame(self._process.stdout)
+            frame = read_by_deadline(self._process, lambda: read_frame(stdout))
+        except TimeoutError as exc:  # stopped or hung: ended, and the page is not written
+            self._process.kill()
+            self._failure = f"the HTML report's builder process {exc}; it was ended"
+            raise HtmlBuilderError(self._failure) from None
         except OSError:
             frame = None
         if frame is None:

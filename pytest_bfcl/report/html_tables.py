@@ -55,8 +55,13 @@ def header_html(metadata: dict[str, Any], gate: GateResult | None, scores: Score
     if metadata.get("extra_body"):
         fields = json.dumps(metadata["extra_body"], sort_keys=True, ensure_ascii=False)
         facts.append(("request fields", f"{fields[:300]} (not comparable to the leaderboard)"))
+    if metadata.get("leaderboard_deviations"):
+        shown = "; ".join(map(str, metadata["leaderboard_deviations"]))
+        facts.append(("not comparable to the leaderboard", shown))
+    missing = len(scores.overall.missing)
     overall = (
-        f"partial ({_percent(scores.overall.reference_accuracy)} with not-run as 0)"
+        f"not computed ({missing} of its categories not run; "
+        f"{_percent(scores.overall.reference_accuracy)} with them as 0)"
         if scores.partial
         else _percent(scores.overall.accuracy)
     )

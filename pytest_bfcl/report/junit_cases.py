@@ -14,7 +14,8 @@ no regular file to read back (``/dev/null``, ``/dev/stdout``, a pipe), when pyte
 is not of the shape this knows (another pytest version), or with ``-p no:bfcl_junit``.
 
 The content is pytest's: names, properties and messages are made with pytest's own helpers
-(``mangle_test_address``, ``bin_xml_escape``, ``shorten_message``), and the tests compare the
+(``mangle_test_address``, ``bin_xml_escape``, ``shorten_message`` where the version has it;
+reached through ``pytest_private``), and the tests compare the
 file with the one pytest writes alone.
 """
 
@@ -28,33 +29,15 @@ import stat
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from pytest_bfcl.files import os_error_text, write_text_atomic
+from pytest_bfcl.pytest_private import JunitHelpers, junitxml_writer
 
 # ``-p no:bfcl_junit`` leaves every testcase to pytest's writer.
 PLUGIN_NAME = "bfcl_junit"
-
-_LOGXML_FIELDS = (
-    "node_reporters",
-    "node_reporters_ordered",
-    "stats",
-    "family",
-    "logging",
-    "report_duration",
-    "prefix",
-    "logfile",
-)
-_MODULE_HELPERS = (
-    "xml_key",
-    "bin_xml_escape",
-    "mangle_test_address",
-    "shorten_message",
-    "families",
-)
 
 
 def install_text_testcases(config: pytest.Config, prefix: str) -> TextTestcases | None:
@@ -63,21 +46,16 @@ def install_text_testcases(config: pytest.Config, prefix: str) -> TextTestcases 
     keeps them all."""
     if config.pluginmanager.is_blocked(PLUGIN_NAME):
         return None
-    try:
-        from _pytest import junitxml
-    except ImportError:
+    writer = junitxml_writer(config)
+    if writer is None:
         return None
-    if not all(hasattr(junitxml, name) for name in _MODULE_HELPERS):
-        return None
-    xml = config.stash.get(junitxml.xml_key, None)
-    if xml is None or not all(hasattr(xml, name) for name in _LOGXML_FIELDS):
-        return None
-    if xml.logging != "no" or xml.family not in junitxml.families:
+    xml, helpers = writer
+    if xml.logging != "no" or xml.family not in helpers.families:
         return None  # captured output goes into testcases: pytest's writer does that
     if not _regular_or_absent(xml.logfile):
         return None  # /dev/stdout, /dev/null, a pipe: what pytest writes cannot be read back
     base: Any = type(xml)
-    cases = TextTestcases(xml, junitxml, prefix, base.pytest_runtest_logreport)
+    cases = TextTestcases(xml, helpers, prefix, base.pytest_runtest_logreport)
     config.pluginmanager.unregister(xml)
     xml.__class__ = _with_text_testcases(base)
     setattr(xml, "bfcl_text_cases", cases)  # noqa: B010  (an attribute its class lacks)
@@ -144,18 +122,18 @@ class TextTestcases:
     def __init__(
         self,
         xml: Any,
-        junitxml: ModuleType,
+        helpers: JunitHelpers,
         prefix: str,
         pytest_logreport: Callable[[Any, Any], None],
     ) -> None:
         self.xml = xml
-        self._escape: Callable[[object], str] = junitxml.bin_xml_escape
-        self._mangle: Callable[[str], list[str]] = junitxml.mangle_test_address
+        self._escape = helpers.escape
+        self._mangle = helpers.mangle
         self._parents: dict[str, list[str]] = {}  # mangled names of a parent node id
-        self._shorten: Callable[[str], str] = junitxml.shorten_message
+        self._shorten = helpers.shorten
         # xunit1 keeps every attribute; the other families keep those they list.
         self._allowed: list[str] | None = (
-            None if xml.family == "xunit1" else list(junitxml.families[xml.family]["testcase"])
+            None if xml.family == "xunit1" else list(helpers.families[xml.family]["testcase"])
         )
         self._prefix = prefix
         self._all_durations = xml.report_duration == "total"

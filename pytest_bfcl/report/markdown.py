@@ -55,7 +55,8 @@ def markdown_summary(
     if scores.partial:
         lines += [
             "",
-            "Overall: partial (leaderboard formula, not-run as 0: "
+            f"Overall: not computed ({len(overall.missing)} of its categories not run; the "
+            "leaderboard formula with them as 0 gives "
             f"{percent(overall.reference_accuracy).strip()})",
         ]
     else:

@@ -30,6 +30,7 @@ class ItemProperties:
     input_tokens: int | None = None
     output_tokens: int | None = None
     steps: int | None = None
+    cached_steps: int | None = None  # of those, answered from the response cache
     known_error: str | None = None  # the entry's ground truth is known to be wrong upstream
     search_failures: int | None = None  # web searches that failed (web-search entries)
     fetch_failures: int | None = None  # page fetches that failed

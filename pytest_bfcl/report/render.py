@@ -28,12 +28,21 @@ def extra_body_note(fields: dict[str, Any]) -> str:
     )
 
 
+def not_comparable_lines(metadata: dict[str, Any]) -> list[str]:
+    """One line naming what makes the run's scores not comparable with the leaderboard's."""
+    found = metadata.get("leaderboard_deviations") or []
+    if not found:
+        return []
+    return [f"{'; '.join(map(str, found))}: scores not comparable to the leaderboard"]
+
+
 def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
     lines = [
         f"model: {metadata.get('model')}  mode: {metadata.get('mode')}  dataset: "
         f"bfcl-eval {metadata.get('dataset', {}).get('version')}",
         *([str(metadata["leaderboard_note"])] if metadata.get("leaderboard_note") else []),
         *([extra_body_note(metadata["extra_body"])] if metadata.get("extra_body") else []),
+        *not_comparable_lines(metadata),
         *(
             [
                 "scoring: --bfcl-partial-eval (each category over the entries present, as the "
@@ -106,10 +115,13 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
             f"{percent(overall.reference_accuracy).strip()})"
         )
     elif scores.partial:
+        # Not a score of this run: the overall needs categories it did not run (a selection
+        # of single-turn categories, say); the 0-filled figure is the leaderboard's formula.
         lines.append(
-            f"{'Overall (V4)':<26}{'partial':>10}  leaderboard formula with not-run categories "
-            f"as 0: {percent(overall.reference_accuracy).strip()}; not run: "
-            f"{_short_list(overall.missing)}"
+            f"{'Overall (V4)':<26}{'n/a':>10}  not computed: "
+            f"{count(len(overall.missing), 'category', 'categories')} of the overall not run "
+            f"({_short_list(overall.missing, 3)}); with them as 0 the leaderboard formula gives "
+            f"{percent(overall.reference_accuracy).strip()}"
         )
     else:
         lines.append(
@@ -242,9 +254,8 @@ def gate_block(gate: GateResult, id_limit: int = 10) -> list[str]:
             if gate.allow_incomplete
             else "FAILED (pass --bfcl-allow-incomplete to gate on what was scored)"
         )
-        problems = count(len(gate.incomplete), "problem")
-        lines.append(f"incomplete: {problems} listed above; {verdict}")
-    return fit_all(lines)  # README: no line over 200 characters
+        lines.append(f"incomplete: entries not scored, listed above under the scores; {verdict}")
+    return fit_all(lines)  # docs/reports.md: no line over 200 characters
 
 
 def _id_line(label: str, ids: list[str], limit: int) -> str:

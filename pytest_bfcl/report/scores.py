@@ -17,7 +17,9 @@ from pytest_bfcl.dataset.categories import (
     category_of_id,
     natural_key,
 )
-from pytest_bfcl.report.aggregate import aggregate_groups
+from pytest_bfcl.dataset.groups import GROUPS
+from pytest_bfcl.report.aggregate import aggregate_groups, category_weights
+from pytest_bfcl.report.clustered import crossing_inflation
 from pytest_bfcl.report.score_models import CategoryScore, FormatSensitivity, GroupScore, Scores
 from pytest_bfcl.report.stats import mean_interval, mean_variance
 
@@ -35,6 +37,7 @@ class Tally:
     any_pass: int = 0
     samples: int = 1
     rates: list[float] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)  # the entries of ``rates``, in order
     flaky_ids: list[str] = field(default_factory=list)
     skipped: int = 0
     errors: int = 0  # entries that could not be scored (infrastructure)
@@ -56,6 +59,7 @@ class Tally:
         self.any_pass += int(passes > 0)
         self.samples = max(self.samples, samples)
         self.rates.append(passes / samples)
+        self.ids.append(entry_id)
         if 0 < passes < samples:
             self.flaky_ids.append(entry_id)
 
@@ -73,10 +77,14 @@ class ScoreBoard:
         self.expected: dict[str, set[str]] = {}
         # Sampled runs: the size of each sampled category (the population of its sample).
         self.populations: dict[str, int] = {}
+        # Entry id -> the cluster it belongs to (pytest_bfcl.dataset.clusters; set by the
+        # controller): intervals count a cluster as one unit of evidence.
+        self.clusters: dict[str, str] = {}
         self.latencies: list[float] = []
         self.input_tokens = 0
         self.output_tokens = 0
         self.steps = 0
+        self.cached_steps = 0  # of the steps, answered from the response cache
 
     def _tally(self, category: str) -> Tally:
         return self.tallies.setdefault(category, Tally())
@@ -162,7 +170,8 @@ class ScoreBoard:
             population = self.populations.get(name)
             sampled = population is not None and expected is not None and missing == 0
             of = population if sampled else None
-            interval = mean_interval(tally.rates, tally.samples, of) if sampled else None
+            keys = self._cluster_keys(tally)
+            interval = mean_interval(tally.rates, tally.samples, of, keys) if sampled else None
             out[name] = CategoryScore(
                 accuracy=tally.accuracy,
                 correct=tally.correct,
@@ -181,9 +190,23 @@ class ScoreBoard:
                 not_run=max(0, missing - tally.skipped - tally.errors),
                 excluded=tally.excluded,
                 tool_failures=dict(tally.tool_failures),
-                **_sample_fields(tally, of),
+                **_sample_fields(tally, of, keys),
             )
         return dict(sorted(out.items(), key=lambda kv: _order(kv[0])))
+
+    def _cluster_keys(self, tally: Tally) -> list[str]:
+        return [self.clusters.get(entry_id, entry_id) for entry_id in tally.ids]
+
+    def _crossing(self, cats: dict[str, CategoryScore]) -> dict[str, float]:
+        """Per group, how much clusters crossing its categories widen its variance."""
+        names = (*(g.name for g in GROUPS), "overall", "overall_without_web_search")
+        present = {n: c for n, c in cats.items() if n in self.tallies and c.accuracy is not None}
+        weights = category_weights(present, names)
+        entries = {
+            name: list(zip(self._cluster_keys(t), t.rates, strict=True))
+            for name, t in self.tallies.items()
+        }
+        return {name: crossing_inflation(weights[name], entries) for name in names}
 
     def unpaired(self, baseline: dict[str, bool], covered: set[str]) -> list[str]:
         """Entries scored in this run, in categories the baseline covers, that have no
@@ -197,7 +220,8 @@ class ScoreBoard:
         """``partial_eval``: the leaderboard's ``--partial-eval`` semantics, each category scored
         over the entries present and every category with any entry counted as run."""
         cats = self.category_scores()
-        groups = aggregate_groups(cats, sized_by_run=partial_eval)
+        inflation = self._crossing(cats) if self.clusters else None
+        groups = aggregate_groups(cats, sized_by_run=partial_eval, inflation=inflation)
         overall = groups.pop("overall")
         without_web = groups.pop("overall_without_web_search")
         web_only_missing = bool(overall.missing) and set(overall.missing) <= set(WEB_SEARCH)
@@ -235,18 +259,20 @@ class ScoreBoard:
         )
 
 
-def _sample_fields(tally: Tally, population: int | None) -> dict[str, Any]:
+def _sample_fields(
+    tally: Tally, population: int | None, clusters: list[str] | None = None
+) -> dict[str, Any]:
     """A category's repeated-sample figures (see :class:`CategoryScore`)."""
     if not tally.total:
         return {"samples": tally.samples}
     return {
         "samples": tally.samples,
-        "ci95": mean_interval(tally.rates, tally.samples, population),
+        "ci95": mean_interval(tally.rates, tally.samples, population, clusters),
         "pass_all": tally.correct / tally.total,
         "pass_any": tally.any_pass / tally.total,
         "flaky": len(tally.flaky_ids),
         "flaky_ids": sorted(tally.flaky_ids, key=natural_key),
-        "variance": mean_variance(tally.rates, tally.samples, population),
+        "variance": mean_variance(tally.rates, tally.samples, population, clusters),
     }
 
 

@@ -1,23 +1,21 @@
-"""The statistics behind the gate and the intervals: exact paired tests, Holm's step-down
-procedure with Tarone's rule for discrete tests, confidence intervals of a mean pass rate, and
-the smallest drop a comparison of a given size can detect.
+"""The statistics behind the gate and the intervals: McNemar's figures, Holm's step-down
+procedure with Tarone's rule for discrete tests, confidence intervals of a mean pass rate, the
+noise an unchanged model shows, and the smallest drop a comparison of a given size can detect.
+(The paired test itself is :mod:`~pytest_bfcl.report.permutation`.)
 
 Pure functions on numbers, no pytest and no third-party packages, so each can be checked
 against known values (``tests/report/test_stats.py``) and simulated (``benchmarks/gate_power.py``).
 
 Notation: an entry asked ``K`` times has a pass rate ``passes / K``. A paired comparison looks
-at ``d = baseline rate - current rate`` per entry; an unchanged model makes each ``d`` as likely
-to be positive as negative (the two runs are exchangeable), which is what the sign-flip test
-assumes. With one sample on each side ``d`` is -1, 0 or 1 and the sign-flip test is exactly
-McNemar's exact test.
+at ``d = baseline rate - current rate`` per entry; its "noise" is the mean of ``d^2`` an
+unchanged model would show.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from collections import Counter
 from collections.abc import Sequence
-from fractions import Fraction
 from statistics import NormalDist
 
 # z of a two-sided 95 % interval
@@ -45,63 +43,6 @@ def binomial_two_sided(k: int, n: int) -> float:
 def mcnemar_exact(regressions: int, improvements: int) -> float:
     """Two-sided exact McNemar p-value for the given discordant counts."""
     return binomial_two_sided(min(regressions, improvements), regressions + improvements)
-
-
-def _as_fraction(rate: tuple[int, int]) -> Fraction:
-    passes, samples = rate
-    return Fraction(passes, samples)
-
-
-def differences(
-    pairs: Sequence[tuple[tuple[int, int], tuple[int, int]]],
-) -> list[Fraction]:
-    """``baseline rate - current rate`` for each (baseline, current) pair of (passes, K)."""
-    return [_as_fraction(before) - _as_fraction(now) for before, now in pairs]
-
-
-def sign_flip_p_value(diffs: Sequence[Fraction], one_sided: bool = True) -> float:
-    """Exact p-value of the paired sign-flip (permutation) test of ``sum(diffs)``: every
-    non-zero difference is equally likely to have either sign under the null. One-sided (the
-    default) asks whether the current run is worse (``sum(diffs)`` large); two-sided whether
-    the runs differ.
-
-    Computed exactly on the lattice the differences live on (their common denominator), by
-    convolving one binomial per distinct magnitude. With differences of -1, 0 and 1 only this is
-    McNemar's exact test."""
-    nonzero = [d for d in diffs if d != 0]
-    if not nonzero:
-        return 1.0
-    if all(abs(d) == 1 for d in nonzero):  # one sample a side: McNemar, in closed form
-        worse = sum(1 for d in nonzero if d > 0)
-        if not one_sided:
-            return mcnemar_exact(worse, len(nonzero) - worse)
-        n = len(nonzero)
-        return sum(math.comb(n, k) for k in range(worse, n + 1)) / 2**n
-    scale = math.lcm(*(d.denominator for d in nonzero))
-    magnitudes = Counter(abs(int(d * scale)) for d in nonzero)
-    observed = sum(int(d * scale) for d in nonzero)
-    # Distribution of sum(sign_i * |d_i|) over the 2^n sign patterns, as counts by value.
-    dist: dict[int, int] = {0: 1}
-    for magnitude, count in magnitudes.items():
-        # m signs of this magnitude: value magnitude * (2j - m) in comb(m, j) ways
-        step = {magnitude * (2 * j - count): math.comb(count, j) for j in range(count + 1)}
-        merged: dict[int, int] = {}
-        for value, ways in dist.items():
-            for shift, more in step.items():
-                merged[value + shift] = merged.get(value + shift, 0) + ways * more
-        dist = merged
-    if one_sided:
-        extreme = sum(ways for value, ways in dist.items() if value >= observed)
-    else:
-        extreme = sum(ways for value, ways in dist.items() if abs(value) >= abs(observed))
-    return min(1.0, extreme / 2 ** len(nonzero))
-
-
-def smallest_p_value(diffs: Sequence[Fraction]) -> float:
-    """The smallest one-sided p-value the sign-flip test could give on these differences'
-    magnitudes (every one pointing the same way): Tarone's bound for a discrete test."""
-    nonzero = sum(1 for d in diffs if d != 0)
-    return 1.0 if nonzero == 0 else 1.0 / 2**nonzero
 
 
 def tarone_count(smallest: Sequence[float], alpha: float) -> int:
@@ -163,17 +104,45 @@ def finite_correction(scored: int, population: int | None) -> float:
     return max((population - scored) / (population - 1), 0.0)
 
 
+def design_effect(rates: Sequence[float], clusters: Sequence[str] | None) -> float:
+    """How many times the variance of the mean of ``rates`` exceeds what independent entries
+    would give, when entries of a cluster (``clusters[i]``: entry i's) may fail together: the
+    cluster-robust (CR1) variance over the independent one, never below 1. Every entry its own
+    cluster gives 1; all in one cluster, ``n`` (one unit of evidence)."""
+    n = len(rates)
+    if not clusters or n < 2:
+        return 1.0
+    mean = math.fsum(rates) / n
+    residuals = [r - mean for r in rates]
+    independent = math.fsum(e * e for e in residuals) / (n - 1)
+    if independent <= 0:
+        return 1.0
+    sums: dict[str, list[float]] = {}
+    for key, e in zip(clusters, residuals, strict=True):
+        sums.setdefault(key, []).append(e)
+    count = len(sums)
+    if count < 2:
+        return float(n)
+    clustered = count / (count - 1) * math.fsum(math.fsum(v) ** 2 for v in sums.values()) / n
+    return max(1.0, clustered / independent)
+
+
 def mean_interval(
-    rates: Sequence[float], samples: int, population: int | None = None
+    rates: Sequence[float],
+    samples: int,
+    population: int | None = None,
+    clusters: Sequence[str] | None = None,
 ) -> tuple[float, float]:
     """95 % interval of the mean pass rate of entries each asked ``samples`` times.
 
     Entries are the units (their samples are not independent of each other): the variance of
     the mean is the spread of the per-entry rates over the number of entries, turned into an
     effective size for Wilson's interval (which stays inside [0, 1] and is not degenerate at 0
-    or 100 %). With one sample it is Wilson's interval on the entries. ``population``: the
-    category's size when the entries are a sample of it. Sums are exact (``math.fsum``), so the
-    figure does not depend on the order the verdicts arrived in (xdist workers)."""
+    or 100 %). With one sample it is Wilson's interval on the entries. ``clusters``: each
+    entry's cluster (:mod:`pytest_bfcl.dataset.clusters`); the effective size is divided by
+    their design effect. ``population``: the category's size when the entries are a sample of
+    it. Sums are exact (``math.fsum``), so the figure does not depend on the order the verdicts
+    arrived in (xdist workers)."""
     n = len(rates)
     if n == 0:
         return (0.0, 1.0)
@@ -186,16 +155,22 @@ def mean_interval(
         spread = math.fsum((r - mean) ** 2 for r in rates) / (n - 1) if n > 1 else 0.0
         if spread > 0:
             effective = min(max(mean * (1 - mean) / (spread / n), 1.0), n * samples)
+    effective = max(effective / design_effect(rates, clusters), 1.0)
     return wilson(mean, effective / fpc)
 
 
-def mean_variance(rates: Sequence[float], samples: int, population: int | None = None) -> float:
+def mean_variance(
+    rates: Sequence[float],
+    samples: int,
+    population: int | None = None,
+    clusters: Sequence[str] | None = None,
+) -> float:
     """Variance of a mean pass rate (as :func:`mean_interval` uses it), for combining categories
     into group scores. Agresti-Coull's adjustment keeps it above 0 at 0 or 100 %."""
     n = len(rates)
     if n == 0:
         return 0.0
-    fpc = finite_correction(n, population)
+    fpc = finite_correction(n, population) * design_effect(rates, clusters)
     if samples <= 1:
         adjusted = (math.fsum(rates) + 2) / (n + 4)
         return adjusted * (1 - adjusted) / (n + 4) * fpc
@@ -214,14 +189,36 @@ def z_one_sided(level: float) -> float:
     return _NORMAL.inv_cdf(1 - level)
 
 
-def noise_from_differences(diffs: Sequence[Fraction]) -> float:
-    """Per-entry noise (mean squared difference an unchanged model would show), estimated from
-    the smaller side of the observed differences so that a real drop does not count as noise."""
-    if not diffs:
+def noise_of_pairs(pairs: Sequence[tuple[tuple[int, int], tuple[int, int]]]) -> float:
+    """Per-entry noise (the mean squared difference ``pb/Kb - pc/Kc`` an unchanged model would
+    show) of (baseline, current) pairs of (passes, K), estimated without bias under the null
+    and without counting a regression of the current run as noise. Per entry: from the
+    baseline's own samples when it has several (``p (1 - p)`` estimated without bias, times
+    ``1/Kb + 1/Kc``), else from the current run's; with one sample a side, twice the squared
+    differences that point toward an improvement (under the null half of all of them)."""
+    if not pairs:
         return 0.0
-    worse = sum(float(d) ** 2 for d in diffs if d > 0)
-    better = sum(float(d) ** 2 for d in diffs if d < 0)
-    return 2 * min(worse, better) / len(diffs)
+    total = 0.0
+    for (pb, kb), (pc, kc) in pairs:
+        if kb > 1:
+            total += pb * (kb - pb) / (kb * (kb - 1)) * (1 / kb + 1 / kc)
+        elif kc > 1:
+            total += pc * (kc - pc) / (kc * (kc - 1)) * (1 / kb + 1 / kc)
+        elif pc > pb:
+            total += 2.0
+    return total / len(pairs)
+
+
+def effective_entries(strata: Sequence[tuple[float, int, float]]) -> tuple[int, float]:
+    """A weighted comparison as the equally weighted one with the same null variance: from
+    (entry weight, entries, per-entry noise) per stratum, Kish's effective number of entries
+    ``(sum w)^2 / sum w^2`` and the noise averaged with weights ``w^2``."""
+    squares = sum(weight**2 * count for weight, count, _ in strata)
+    if squares <= 0:
+        return 0, 0.0
+    total = sum(weight * count for weight, count, _ in strata)
+    noise = sum(weight**2 * count * value for weight, count, value in strata) / squares
+    return max(1, round(total**2 / squares)), noise
 
 
 # How many entries' worth of weight the run-wide noise has in a comparison's own estimate.
@@ -236,14 +233,18 @@ def shrunk_noise(own: float, entries: int, pooled: float) -> float:
     return (own * entries + pooled * weight) / (entries + weight) if entries + weight else 0.0
 
 
-def noise_from_rates(rates: Sequence[float], samples: int) -> float | None:
-    """The same noise, predicted from one run's repeated samples: two independent runs of an
-    entry with pass probability p differ by a squared amount of 2 p (1 - p) / K on average
-    (p (1 - p) estimated without bias from the K samples). ``None`` with one sample."""
+def noise_from_rates(
+    rates: Sequence[float], samples: int, against: int | None = None
+) -> float | None:
+    """The same noise, predicted from one run's repeated samples: an entry with pass
+    probability p differs between a run of ``samples`` and one of ``against`` samples (the
+    same by default) by a squared amount of p (1 - p) (1/samples + 1/against) on average
+    (p (1 - p) estimated without bias from the samples). ``None`` with one sample."""
     if samples <= 1 or not rates:
         return None
+    other = against or samples
     unbiased = [r * (1 - r) * samples / (samples - 1) for r in rates]
-    return 2 * sum(unbiased) / len(unbiased) / samples
+    return sum(unbiased) / len(unbiased) * (1 / samples + 1 / other)
 
 
 # Up to this many entries the power of a one-sample comparison is computed exactly (the normal
@@ -268,7 +269,7 @@ def detectable_drop(
     A drop of ``delta`` adds ``delta`` of discordance (entries that now fail). Up to
     :data:`EXACT_POWER_ENTRIES` entries with one sample the power is summed exactly over the
     counts of entries that got worse and better; above, the normal approximation of the
-    sign-flip test needs ``n delta`` to exceed ``z_level`` standard deviations of the null by
+    paired test needs ``n delta`` to exceed ``z_level`` standard deviations of the null by
     ``z_power`` of the alternative."""
     if entries <= 0:
         return None
@@ -331,6 +332,7 @@ def _log_power(p: float, k: int) -> float:
     return k * math.log(p) if p > 0 else -math.inf
 
 
+@functools.lru_cache(maxsize=65536)
 def _upper_tail(worse: int, discordant: int) -> float:
     """One-sided exact McNemar: P(at least ``worse`` of ``discordant`` fair coin flips)."""
     if discordant == 0:

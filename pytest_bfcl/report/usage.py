@@ -74,13 +74,22 @@ def usage_line(summary: dict[str, Any]) -> str | None:
     parts = [
         f"latency p50 {latency['p50']:.2f}s p95 {latency['p95']:.2f}s max {latency['max']:.2f}s",
         f"tokens in {summary['input_tokens']:,} out {summary['output_tokens']:,}",
-        f"{summary['model_queries']:,} model queries",
+        f"{summary['model_queries']:,} model queries" + _from_cache(summary),
     ]
     if summary.get("entries_per_s"):
         parts.append(f"{summary['entries_per_s']:.1f} entries/s")
     if summary.get("cost_usd") is not None:
         parts.append(f"cost ${summary['cost_usd']:.4f}")
     return "usage: " + ", ".join(parts)
+
+
+def _from_cache(summary: dict[str, Any]) -> str:
+    """How many of the queries were answered from the response cache (not sent): a cache
+    shared by servers of one served name answers for all of them."""
+    cached = summary.get("cached_queries") or 0
+    if not cached:
+        return ""
+    return f" ({'all' if cached >= summary['model_queries'] else f'{cached:,}'} from the cache)"
 
 
 def replica_summary(reports: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:

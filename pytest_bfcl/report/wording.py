@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-# The widest line the terminal's closing part prints (README: "no line over 200 characters").
+# The widest line the terminal's closing part prints (docs/reports.md: no line over 200).
 LINE_WIDTH = 200
 
 # An entry id inside a reason (simple_python_3, live_multiple_10-3-1, memory_kv_2-customer-0,

@@ -28,11 +28,13 @@ from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.decode.errors import DecodeError
 from pytest_bfcl.decode.reasoning import joined_reasoning
 from pytest_bfcl.models.base import Generation, StepModel, StepReply, StepRequest, Task
+from pytest_bfcl.models.cache_journal import forget, journal
 from pytest_bfcl.models.function_docs import (
     insert_system_prompt,
     system_prompt,
     with_language_hints,
 )
+from pytest_bfcl.run.excerpts import excerpt
 from pytest_bfcl.scoring import CONTEXT_EXCEEDED, ENTRY_BUDGET_EXCEEDED
 
 
@@ -82,16 +84,22 @@ class Conversation:
         services: BackendServices | None = None,
         initial_config: dict[str, Any] | None = None,
         budget: int | None = None,
+        rewrite_model: str | None = None,
     ) -> None:
         """``initial_config`` replaces the entry's own (a memory conversation's snapshot);
-        ``budget``: the bytes the conversation may hold and resend (``--bfcl-max-entry-bytes``)."""
+        ``budget``: the bytes the conversation may hold and resend (``--bfcl-max-entry-bytes``);
+        ``rewrite_model``: the model name with which calls are rewritten as the leaderboard's
+        inference rewrites them (None: executed as written)."""
         self.task = task
         self.model = model
         self.mode = mode
         self.texts = texts
         entry = task.entry
         config = initial_config if initial_config is not None else entry.initial_config
-        self.env = Environment.create(entry.involved_classes, config, long_context, services)
+        rewrite_for = (rewrite_model, entry.id) if rewrite_model is not None else None
+        self.env = Environment.create(
+            entry.involved_classes, config, long_context, services, rewrite_for
+        )
         self.functions = with_language_hints(entry.function_sources(), "python", texts)
         self.history: list[dict[str, Any]] = []
         self.results: list[list[Any]] = []
@@ -110,11 +118,22 @@ class Conversation:
         self.held = 0  # bytes of the history so far (as JSON), counted against the budget
 
     def run(self) -> Generation:
-        for turn, messages in enumerate(self.task.entry.question):
-            self._run_turn(turn, [m.model_dump() for m in messages])
-            if self.force_quit:
-                break
-        return self._generation()
+        with journal() as cached:
+            for turn, messages in enumerate(self.task.entry.question):
+                self._run_turn(turn, [m.model_dump() for m in messages])
+                if self.force_quit:
+                    break
+        generation = self._generation()
+        if self.finish_reason != ENTRY_BUDGET_EXCEEDED:
+            return generation
+        # a flood, the model's failure whatever it said: an excerpt of it is kept, and its
+        # answers leave the cache (a rerun asks again)
+        self.history, self.results, self.log = [], [], []
+        forget(cached)
+        reasoning = excerpt(generation.reasoning)
+        return generation.model_copy(
+            update={"details": excerpt(generation.details), "reasoning": reasoning}
+        )
 
     # -- one turn -------------------------------------------------------------------------------
 
@@ -207,11 +226,14 @@ class Conversation:
                 self.refusal = reply.result
                 turn_log[f"step_{step}"] = [{"role": "handler_log", "content": reply.result}]
                 break
-            # The reasoning is recorded, never sent back: some servers refuse it in a history.
-            said_message = _assistant_message(reply, self.mode)
-            if self._over_budget([said_message]):
+            # As the model's client echoes it (the leaderboard handler's form), else the calls
+            # or text alone (the reasoning is recorded, not sent back).
+            echoed = (
+                reply.echo if reply.echo is not None else [_assistant_message(reply, self.mode)]
+            )
+            if self._over_budget(echoed):
                 break
-            self.history.append(said_message)
+            self.history.extend(echoed)
             said: dict[str, Any] = {"role": "assistant", "content": reply.result}
             if reply.reasoning:
                 said["reasoning_content"] = reply.reasoning

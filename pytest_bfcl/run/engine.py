@@ -17,20 +17,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from pytest_bfcl import __version__
 from pytest_bfcl.check.oversized import oversized_answer_verdict
 from pytest_bfcl.check.verdict import Verdict, combine_samples
 from pytest_bfcl.dataset import known_errors as listed_errors
-from pytest_bfcl.dataset.categories import category_of_id
-from pytest_bfcl.dataset.fetch import DatasetError, DataSource, resolve_data_source
+from pytest_bfcl.dataset.fetch import DataSource, resolve_data_source
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import Answer, Entry
-from pytest_bfcl.hookspecs import plugin_manager
-from pytest_bfcl.kinds import kind_of
+from pytest_bfcl.kinds import kind_of, open_dataset
 from pytest_bfcl.models.base import (
     Generation,
-    ModelBase,
-    ModelSpecError,
     NotGenerated,
     Sampled,
     Skip,
@@ -39,50 +34,24 @@ from pytest_bfcl.models.base import (
     with_defaults,
 )
 from pytest_bfcl.redact import redact_data, register_secret_env
-from pytest_bfcl.report.detection import plan
 from pytest_bfcl.run.leaderboard import as_leaderboard_scores, leaderboard_note
+from pytest_bfcl.run.model_factory import make_model
 from pytest_bfcl.run.preflight import left_out_for_extras
 from pytest_bfcl.run.results_dir import ResultsWriter, sample_dir
-from pytest_bfcl.run.sampling import sample_counts, stratified_sample
-from pytest_bfcl.run.scheduler import Progress, Scheduler, expected_requests, start_order
+from pytest_bfcl.run.run_metadata import run_metadata
+from pytest_bfcl.run.scheduler import (
+    Progress,
+    Scheduler,
+    job_key,
+    split_job_key,
+    start_order,
+)
+from pytest_bfcl.run.selection import Selection
 from pytest_bfcl.run.wiring import ConversationWiring
-from pytest_bfcl.scoring import SCORING_RULES_VERSION, ScoringOptions
+from pytest_bfcl.scoring import ScoringOptions
 from pytest_bfcl.settings import Settings
 
 __all__ = ["BfclRun", "Skip", "make_model"]
-
-# Separates an entry id from its sample number in the scheduler's job keys (never in an id).
-_SAMPLE_SEP = "\x1f"
-
-
-def job_key(entry_id: str, sample: int) -> str:
-    """The scheduler's key of one sample of an entry (the id itself for the first)."""
-    return entry_id if sample == 0 else f"{entry_id}{_SAMPLE_SEP}{sample}"
-
-
-def split_job_key(key: str) -> tuple[str, int]:
-    entry_id, _, sample = key.partition(_SAMPLE_SEP)
-    return entry_id, int(sample) if sample else 0
-
-
-def make_model(
-    spec: str,
-    scoring: ScoringOptions,
-    settings: Settings | None = None,
-    source: DataSource | None = None,
-    hook: Any = None,
-) -> ModelBase:
-    """Build a model from its ``--bfcl-model`` spelling through the ``pytest_bfcl_make_model``
-    hook: a project's own handlers first, then the built-in ones (``oracle``, ``replay:DIR``,
-    an endpoint's model name)."""
-    if hook is None:
-        hook = plugin_manager().hook
-    model = hook.pytest_bfcl_make_model(
-        spec=spec, settings=settings, scoring=scoring, source=source, hook=hook
-    )
-    if model is None:
-        raise ModelSpecError(f"unknown model {spec!r}: use 'oracle', 'replay:DIR' or an endpoint")
-    return with_defaults(model)
 
 
 class BfclRun:
@@ -100,11 +69,7 @@ class BfclRun:
         self.model = with_defaults(model)
         self.scoring = self.model.scoring
         self.session = session or uuid.uuid4().hex
-        self._entry_maps: dict[str, dict[str, Entry]] = {}
-        self._sample: dict[str, set[str]] | None = None
-        # Per category, the noise between two runs measured in the baseline (set by the
-        # caller that loaded one): what --bfcl-detect plans with.
-        self.plan_noise: dict[str, float] = {}
+        self.selection = Selection(settings, dataset)
         # One result set per sample: DIR/<model> with one sample, DIR/sample-<k>/<model> with
         # several (what replay:DIR reads back with as many samples).
         self.result_writers: list[ResultsWriter] = []
@@ -159,7 +124,7 @@ class BfclRun:
             left = left_out_for_extras(settings.categories, settings.web, settings.web_provider)
             kept = tuple(c for c in settings.categories if c not in left)
             settings = settings.model_copy(update={"categories": kept})
-        run = cls(settings, Dataset(source), model, session)
+        run = cls(settings, open_dataset(source), model, session)
         run.left_out = left
         return run
 
@@ -173,69 +138,31 @@ class BfclRun:
     def source(self) -> DataSource:
         return self.dataset.source
 
-    # -- selection ----------------------------------------------------------------------------
-
-    def entries_for(self, category: str) -> list[Entry]:
-        """The entries of a selected category that this run scores (all, or the sample)."""
-        entries = self.dataset.entries(category)
-        if not self.sampled:
-            return entries
-        if self._sample is None:
-            ids = {c: [e.id for e in self.dataset.entries(c)] for c in self.settings.categories}
-            if self.settings.detect is not None:
-                self._sample = sample_counts(ids, self.planned_sizes(), self.settings.seed)
-            else:
-                assert self.settings.sample is not None
-                self._sample = stratified_sample(ids, self.settings.sample, self.settings.seed)
-        chosen = self._sample.get(category, set())
-        return [e for e in entries if e.id in chosen]
+    # -- selection (run/selection.py) ----------------------------------------------------------
 
     @property
     def sampled(self) -> bool:
-        """Whether the run scores a sample of each category (--bfcl-sample, --bfcl-detect)."""
-        return self.settings.sample is not None or self.settings.detect is not None
+        return self.selection.sampled
 
-    def planned_sizes(self) -> dict[str, int]:
-        """``--bfcl-detect``: per category, the fewest entries whose comparison detects the
-        drop, with the noise the baseline measured (:attr:`plan_noise`) or the assumed one."""
-        sizes = {c: len(self.dataset.entries(c)) for c in self.settings.categories}
-        if self.settings.detect is None:
-            return sizes
-        gate = self.settings.gate
-        return plan(sizes, self.settings.detect, self.plan_noise, gate.alpha, gate.min_drop)
+    def entries_for(self, category: str) -> list[Entry]:
+        return self.selection.entries_for(category)
+
+    def entry(self, entry_id: str) -> Entry:
+        return self.selection.entry(entry_id)
+
+    def sampled_populations(self) -> dict[str, int]:
+        return self.selection.sampled_populations()
 
     def expected_ids(self) -> dict[str, set[str]]:
         """What this run is asked to score: every selected (and sampled) entry that its own
         options do not exclude."""
-        expected: dict[str, set[str]] = {}
-        for category in self.settings.categories:
-            ids = {e.id for e in self.entries_for(category) if self.skip_reason(e) is None}
-            if ids:
-                expected[category] = ids
-        return expected
+        return self.selection.expected_ids(self.skip_reason)
 
-    def sampled_populations(self) -> dict[str, int]:
-        """For a sampled run, the size of each selected category (what its sample stands
-        for); empty otherwise."""
-        if not self.sampled:
-            return {}
-        return {c: len(self.dataset.entries(c)) for c in self.settings.categories}
-
-    def entry(self, entry_id: str) -> Entry:
-        return self._entries_of(category_of_id(entry_id))[entry_id]
+    def clusters(self) -> dict[str, str]:
+        return self.selection.clusters()
 
     def expected_requests(self, entry_id: str) -> int:
-        """The scheduler's rough count of the entry's requests (1 for an id this run does not
-        know): what the entry weighs when entries are shared out between processes."""
-        try:
-            return expected_requests(self.entry(entry_id)) * self.settings.samples
-        except (KeyError, DatasetError):
-            return 1
-
-    def _entries_of(self, category: str) -> dict[str, Entry]:
-        if category not in self._entry_maps:
-            self._entry_maps[category] = self.dataset.entry_map(category)
-        return self._entry_maps[category]
+        return self.selection.expected_requests(entry_id)
 
     # -- generation ---------------------------------------------------------------------------
 
@@ -285,7 +212,9 @@ class BfclRun:
         entry_id, sample = split_job_key(key)
         outcome = self.generate(entry_id, sample)
         if isinstance(outcome, Generation):
-            outcome = self._without_unwanted_log(outcome)
+            # Nothing will read the conversation's inference log (see keep_inference_logs).
+            if not self.keep_inference_logs:
+                outcome = outcome.without_inference_log()
             try:
                 verdict = self._score_one(outcome)
             except Exception:  # raised again, and reported, when the item scores it
@@ -293,16 +222,6 @@ class BfclRun:
             with self._verdicts_lock:
                 self._verdicts[key] = (outcome, verdict)
         return outcome
-
-    def _without_unwanted_log(self, generation: Generation) -> Generation:
-        """The generation without its conversation's inference log when nothing will read it
-        (:attr:`keep_inference_logs`): generated longest first, conversations wait for their
-        items, and their logs were most of a 4,441-entry run's growth in memory."""
-        details = generation.details
-        if self.keep_inference_logs or not details or "inference_log" not in details:
-            return generation
-        kept = {key: value for key, value in details.items() if key != "inference_log"}
-        return generation.model_copy(update={"details": kept})
 
     def _generate(self, task: Task) -> Generation | Skip:
         try:
@@ -365,69 +284,17 @@ class BfclRun:
         return kind_of(entry.category).score(entry, answer, generation.result, self)
 
     def answer_for(self, entry: Entry) -> Answer | None:
-        """The ground truth an entry is scored against: the pinned one, or its correction for
-        an entry with a known ground-truth error under ``--bfcl-known-errors=correct``."""
-        answer = self.dataset.answers(entry.category).get(entry.id)
-        if self.settings.known_errors == "correct":
-            error = listed_errors.known_errors().get(entry.id)
-            if error is not None and error.fix is not None:
-                return listed_errors.corrected_answer(error, answer)
-        return answer
+        """The ground truth an entry is scored against, under the known-errors policy."""
+        pinned = self.dataset.answers(entry.category).get(entry.id)
+        return listed_errors.answer_under_policy(entry.id, pinned, self.settings.known_errors)
 
     def known_error_note(self, entry_id: str) -> str | None:
         """Why an entry's ground truth is known to be wrong upstream, or ``None``."""
-        error = listed_errors.known_errors().get(entry_id)
-        if error is None:
-            return None
-        if self.settings.known_errors == "correct" and error.fix is not None:
-            return f"{error.note()}; scored against the corrected answer"
-        return error.note()
+        return listed_errors.note_under_policy(entry_id, self.settings.known_errors)
 
-    # -- metadata -----------------------------------------------------------------------------
+    # -- metadata (run/run_metadata.py) -------------------------------------------------------
 
     def metadata(self) -> dict[str, Any]:
         """The run's identity for every report; secrets (keys in serving flags, URLs or the
         environment) are masked here, the one place all reports take it from."""
-        return redact_data(self._metadata())
-
-    def _temperature(self) -> float | None:
-        """The sampling temperature of models that sample (an endpoint); None otherwise."""
-        sampling = self.model.metadata().get("sampling")
-        if isinstance(sampling, dict) and "temperature" in sampling:
-            value = sampling["temperature"]
-            return float(value) if isinstance(value, int | float) else None
-        return None
-
-    def _extra_body(self) -> dict[str, Any]:
-        """Request fields beyond the leaderboard's that an endpoint model sends (none for
-        others): answers to other requests, not comparable to the leaderboard's."""
-        extra = self.model.metadata().get("extra_body")
-        return dict(extra) if isinstance(extra, dict) else {}
-
-    def _metadata(self) -> dict[str, Any]:
-        return {
-            "model": self.model.name,
-            "model_info": self.model.metadata(),
-            "mode": self.scoring.mode,
-            "underscore_to_dot": self.scoring.underscore_to_dot,
-            "reasoning": self.scoring.reasoning,
-            "leaderboard_model": self.settings.leaderboard_model,
-            "leaderboard_note": self.leaderboard_note(),
-            "categories": list(self.settings.categories),
-            "dataset": {
-                "version": self.source.version,
-                "sha256": self.source.sha256,
-                "data_dir": str(self.source.data_dir),
-            },
-            "plugin_version": __version__,
-            "sample": self.settings.sample,
-            "partial_eval": self.settings.partial_eval,
-            "seed": self.settings.seed if self.sampled else None,
-            "detect": self.settings.detect,
-            "samples": self.settings.samples,
-            "temperature": self._temperature(),
-            "extra_body": self._extra_body(),
-            "scoring_rules": SCORING_RULES_VERSION,
-            "known_errors": self.settings.known_errors,
-            "gate": self.settings.gate.model_dump(),
-        }
+        return redact_data(run_metadata(self))

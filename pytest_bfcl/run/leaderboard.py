@@ -1,7 +1,8 @@
 """Scoring as the leaderboard scores a registered model (``--bfcl-leaderboard-model NAME``):
 the registry of the pinned release (read with ``ast``, never imported) says whether the model
 is scored as function calling or prompting, whether its function names have dots replaced,
-and (through its handler) whether ``<think>`` blocks are cut out of its text answers. Options
+and (through its handler) whether ``<think>`` blocks are cut out of its text answers and
+which wire format it is asked in (chat completions or the Responses API). Options
 given explicitly win over the registry."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 from pytest_bfcl.dataset.fetch import DataSource, ensure_pinned_data
 from pytest_bfcl.dataset.registry import LeaderboardModel, load_model_registry, lookup
 from pytest_bfcl.decode.reasoning import reasoning_mode_of
+from pytest_bfcl.models.leaderboard_wire import history_echo_of
 from pytest_bfcl.settings import Settings
 
 
@@ -42,9 +44,48 @@ def as_leaderboard_scores(settings: Settings, source: DataSource) -> Settings:
     reasoning = settings.reasoning
     if "reasoning" not in given:
         reasoning = reasoning_mode_of(model.response_parser)
+    echo = settings.history_echo
+    if "history_echo" not in given:
+        echo = history_echo_of(_parser_in_mode(model, mode))
+    wire = settings.wire_format if "wire_format" in given else model.wire_format
     return settings.model_copy(
-        update={"mode": mode, "underscore_to_dot": underscore, "reasoning": reasoning}
+        update={
+            "mode": mode,
+            "underscore_to_dot": underscore,
+            "reasoning": reasoning,
+            "history_echo": echo,
+            "wire_format": wire,
+        }
     )
+
+
+def _parser_in_mode(model: LeaderboardModel, mode: str) -> str | None:
+    """The class that parses the model's responses in the mode the run uses (the registry
+    resolves it for the model's own mode; a mode given explicitly may be the other one)."""
+    if mode == model.mode:
+        return model.response_parser
+    return model.response_parser_in.get(mode, model.response_parser)
+
+
+def sent_model_name(settings: Settings, source: DataSource) -> str:
+    """The model name the leaderboard's handler sends for ``--bfcl-leaderboard-model`` (what
+    its request rules look at), else the one the run sends."""
+    if not settings.leaderboard_model:
+        return settings.model
+    return registered_model(settings, source).api_model_name or settings.model
+
+
+def deviations(settings: Settings) -> list[str]:
+    """What the run deliberately does otherwise than the leaderboard (a reference bug
+    corrected on request): each makes its scores not comparable with the leaderboard's, and
+    the reports and the baseline stamp say so."""
+    found = []
+    if settings.exact_call_text:
+        found.append(
+            "--bfcl-exact-call-text (text arguments kept as written; the leaderboard rewrites "
+            "them before storing)"
+        )
+    return found
 
 
 def leaderboard_note(settings: Settings, source: DataSource) -> str:
@@ -53,7 +94,8 @@ def leaderboard_note(settings: Settings, source: DataSource) -> str:
     convention = "on" if settings.underscore_to_dot else "off"
     note = (
         f"scored as the leaderboard scores {model.name} ({settings.mode} mode, "
-        f"underscore_to_dot {convention}, reasoning {settings.reasoning})"
+        f"underscore_to_dot {convention}, reasoning {settings.reasoning}, history echo "
+        f"{settings.history_echo})"
     )
     if model.decodes_like is None:
         note += (

@@ -213,3 +213,17 @@ class Scheduler(Generic[T]):
             self._workers.shutdown()
             self._workers = None
         self._waiting.clear()
+
+
+# Separates an entry id from its sample number in the scheduler's job keys (never in an id).
+_SAMPLE_SEP = "\x1f"
+
+
+def job_key(entry_id: str, sample: int) -> str:
+    """The scheduler's key of one sample of an entry (the id itself for the first)."""
+    return entry_id if sample == 0 else f"{entry_id}{_SAMPLE_SEP}{sample}"
+
+
+def split_job_key(key: str) -> tuple[str, int]:
+    entry_id, _, sample = key.partition(_SAMPLE_SEP)
+    return entry_id, int(sample) if sample else 0

@@ -18,6 +18,7 @@ from pytest_bfcl.dataset.models import Entry
 from pytest_bfcl.dataset.texts import ProtocolTexts, load_texts
 from pytest_bfcl.models.base import Generation, ModelSpecError, StepModel, Task
 from pytest_bfcl.run.conversation import Conversation
+from pytest_bfcl.run.leaderboard import registered_model
 from pytest_bfcl.run.memory_flow import MemoryFlow
 from pytest_bfcl.run.results_dir import ResultsWriter
 from pytest_bfcl.settings import Settings
@@ -119,7 +120,18 @@ class ConversationWiring:
             self.services(),
             config,
             budget=self.settings.max_entry_bytes,
+            rewrite_model=self.rewrite_model(),
         )
+
+    def rewrite_model(self) -> str | None:
+        """The model name the leaderboard's call-string rewrite uses (the leaderboard model's
+        API name, else the model's); None with ``--bfcl-exact-call-text``."""
+        if self.settings.exact_call_text:
+            return None
+        if self.settings.leaderboard_model:
+            registered = registered_model(self.settings, self.source)
+            return registered.api_model_name or registered.name
+        return str(self.model.name)
 
     def question_snapshot(self, entry: Entry) -> dict[str, Any] | None:
         """The memory a memory question starts from (its scenario's prerequisites run first,

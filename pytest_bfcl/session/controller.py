@@ -5,6 +5,7 @@ reports, exit status, the closing part of the terminal)."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import time
@@ -31,6 +32,7 @@ from pytest_bfcl.report.gate import GateResult
 from pytest_bfcl.report.html_builder import HtmlBuilder, builder_wanted
 from pytest_bfcl.report.html_entries import HtmlEntries
 from pytest_bfcl.report.junit_cases import TextTestcases, install_text_testcases
+from pytest_bfcl.report.junit_guard import JunitWriteGuard, refuse_unwritable_junit
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import Prices, replica_summary, usage_summary
@@ -71,6 +73,7 @@ class ControllerPlugin(SessionPlugin):
             if builder is not None:
                 self.html_entries = builder
         self.junit_cases: TextTestcases | None = None  # BFCL testcases of the junit file
+        self.junit_refused: str | None = None  # why the junit file cannot be written
         self.worker_replicas: list[list[dict[str, Any]]] = []  # from each xdist worker
         # An xdist controller's progress: the entries its workers reported (set once they
         # have collected, which tells the controller how many there are).
@@ -84,6 +87,8 @@ class ControllerPlugin(SessionPlugin):
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """Before anything is generated (and before xdist starts its workers): set-up problems
         end the session with one line, and the score board learns what the run must score."""
+        self.junit_refused = refuse_unwritable_junit(self.config)
+        self.config.pluginmanager.register(JunitWriteGuard(self), "bfcl-junit-guard")
         self.junit_cases = install_text_testcases(self.config, f"{NODE_PREFIX}/")
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if self.config.option.collectonly:
@@ -94,7 +99,12 @@ class ControllerPlugin(SessionPlugin):
                 start_shared_servers(self.run.model)  # before xdist starts its workers
         except (SetupError, ModelSpecError) as exc:
             raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
-        self.board.expect(self.run.expected_ids(), self.run.sampled_populations())
+        expected = self.run.expected_ids()
+        problem = unknown_explain_ids(self.settings.explain, expected, self.run)
+        if problem:
+            raise pytest.UsageError(f"pytest-bfcl: {problem}")
+        self.board.expect(expected, self.run.sampled_populations())
+        self.board.clusters = self.run.clusters()
         if reporter is not None and self._summarise_failures():
             leave_bfcl_failures_out_of_sections(reporter)
         if self.baseline is not None and not self.settings.baseline_common:
@@ -115,7 +125,9 @@ class ControllerPlugin(SessionPlugin):
             return  # pytest runs nothing (collection errors stop it): ask the model nothing
         self.started = time.perf_counter()
         self.last_progress = self.started
-        ids = [item.entry_id for item in session.items if isinstance(item, BfclItem)]
+        # An xdist controller collects nothing (on pytest 7 its session has no items at all).
+        items = getattr(session, "items", [])
+        ids = [item.entry_id for item in items if isinstance(item, BfclItem)]
         self.total_items = len(ids)
         self.run.prefetch(ids)
 
@@ -187,6 +199,7 @@ class ControllerPlugin(SessionPlugin):
             self.board.add_measurements(
                 props.latency, props.input_tokens, props.output_tokens, props.steps
             )
+            self.board.cached_steps += props.cached_steps or 0
             self.board.add_tool_failures(
                 props.category, props.search_failures or 0, props.fetch_failures or 0
             )
@@ -245,7 +258,8 @@ class ControllerPlugin(SessionPlugin):
             failures=self.failures,
             explanations=self.explanations,
             junit_path=Path(junit) if junit else None,
-            junit_not_written=self.junit_cases.not_written if self.junit_cases else None,
+            junit_not_written=self.junit_refused
+            or (self.junit_cases.not_written if self.junit_cases else None),
             step_summary=Path(step_summary) if step_summary else None,
             results_root=self.run.results.root if self.run.results is not None else None,
             gate_exclusions=listed_errors.gate_exclusions(
@@ -287,6 +301,7 @@ class ControllerPlugin(SessionPlugin):
         replicas = replica_summary([self.run.model.replica_stats(), *self.worker_replicas])
         if replicas:
             summary["replicas"] = redact_data(replicas)
+        summary["cached_queries"] = board.cached_steps
         return summary
 
     def _set_exit_status(self, session: pytest.Session) -> None:
@@ -315,9 +330,40 @@ class ControllerPlugin(SessionPlugin):
     def _closing_part(self, terminalreporter: Any) -> None:
         if not self.board.tallies or self.finished is None:
             terminalreporter.write_sep("=", "BFCL V4 scores")
-            terminalreporter.write_line("no BFCL entry ran")
+            deselected = sum(1 for r in terminalreporter.stats.get("deselected", []) if is_bfcl(r))
+            why = f": all {deselected} collected were deselected (-m, -k, --deselect)"
+            terminalreporter.write_line("no BFCL entry ran" + (why if deselected else ""))
+            gate = self.finished.gate if self.finished is not None else None
+            if gate is not None and gate.failed:
+                # the exit status is the gate's: say so here, not only in the JSON report
+                terminalreporter.write_sep("=", "BFCL gate: FAILED")
+                terminalreporter.write_line(
+                    "incomplete: no entry of the selection was scored (pass "
+                    "--bfcl-allow-incomplete to gate on what was scored)"
+                )
             return
         for title, lines in closing_sections(self._outcome(), self.finished):
             terminalreporter.write_sep("=", title)
             for line in lines:
                 terminalreporter.write_line(line)
+
+
+def unknown_explain_ids(
+    wanted: tuple[str, ...], expected: dict[str, set[str]], run: BfclRun
+) -> str | None:
+    """Why an id given to ``--bfcl-explain`` can have no failure to explain in this run (not an
+    entry of the selection, or left out by the sample), said before anything is generated."""
+    scored = set().union(*expected.values()) if expected else set()
+    problems = []
+    for entry_id in wanted:
+        if entry_id in scored:
+            continue
+        selection = {e.id for c in run.settings.categories for e in run.dataset.entries(c)}
+        if entry_id in selection:
+            why = "this run leaves it out (the sample, or an option that excludes it)"
+        else:
+            close = difflib.get_close_matches(entry_id, sorted(selection), n=2)
+            hint = f"; did you mean {' or '.join(close)}?" if close else ""
+            why = f"no entry of the selected categories has this id{hint}"
+        problems.append(f"--bfcl-explain={entry_id}: {why}")
+    return "; ".join(problems) or None

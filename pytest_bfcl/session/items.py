@@ -3,7 +3,6 @@ markers and hooks apply as to test functions), and the HTML record an item's rep
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from pytest_bfcl.errors import InfrastructureError, RunStopped
 from pytest_bfcl.markers import marker_names
 from pytest_bfcl.models.base import Generation, Sampled
 from pytest_bfcl.perf import paused_gc
+from pytest_bfcl.pytest_private import FixtureInfoCache, ItemWithFixtures
 from pytest_bfcl.redact import redact_text
 from pytest_bfcl.report.baseline import Baseline
 from pytest_bfcl.report.entries import Outcome, bounded, record_facts
@@ -30,25 +30,6 @@ NODE_PREFIX = "bfcl"
 
 def is_bfcl(report: Any) -> bool:
     return str(getattr(report, "nodeid", "")).startswith(f"{NODE_PREFIX}/")
-
-
-def fixture_info(item: pytest.Item) -> Any:
-    """pytest's fixture information for an item that is not a function (no arguments), on
-    pytest 8 and later (``func=None``) and on pytest 7 (``funcargs=False``)."""
-    manager = item.session._fixturemanager
-    if "funcargs" in inspect.signature(manager.getfixtureinfo).parameters:  # pytest 7
-        return manager.getfixtureinfo(item, None, None, funcargs=False)  # type: ignore[call-arg]
-    return manager.getfixtureinfo(node=item, func=None, cls=None)
-
-
-def fixture_request(item: pytest.Item) -> Any:
-    """The ``request`` an item's fixtures get, as for a test function (pytest has no public
-    way to make one for another kind of item)."""
-    from _pytest import fixtures
-
-    # pytest 8 and later: TopRequest; pytest 7: FixtureRequest itself
-    request_type: Any = getattr(fixtures, "TopRequest", None) or fixtures.FixtureRequest
-    return request_type(item, _ispytest=True)
 
 
 class BfclFailure(Exception):
@@ -76,17 +57,14 @@ class BfclCategory(pytest.Collector):
     # A module's stand-in for fixtures (see BfclItem.getparent): request.module is None.
     obj = None
 
-    def fixture_info(self, item: pytest.Item) -> Any:
-        """The fixtures an entry of this category uses: the same for every entry that adds no
-        ``usefixtures`` marker of its own (conftest fixtures are seen by directory, and every
-        entry of a category sits in the same place), so worked out once for them."""
-        own = tuple(
-            name for mark in item.own_markers if mark.name == "usefixtures" for name in mark.args
-        )
-        cache: dict[tuple[str, ...], Any] = self.__dict__.setdefault("_fixture_infos", {})
-        if own not in cache:
-            cache[own] = fixture_info(item)
-        return cache[own]
+    @property
+    def fixture_infos(self) -> FixtureInfoCache:
+        """The fixtures its entries use, worked out once for the entries that add no
+        ``usefixtures`` marker of their own (every entry of a category sits in one place)."""
+        cache = self.__dict__.get("_fixture_infos")
+        if cache is None:
+            cache = self._fixture_infos = FixtureInfoCache()
+        return cache
 
     def collect(self) -> list[pytest.Item]:
         try:
@@ -108,6 +86,7 @@ class BfclCategory(pytest.Collector):
                 category=self.category,
                 run=self.run,
                 baseline_valid=before,
+                fixture_infos=self.fixture_infos,
             )
             if before is False:
                 # Failing in the baseline too: a known failure; passing now is an improvement.
@@ -116,7 +95,7 @@ class BfclCategory(pytest.Collector):
         return items
 
 
-class BfclItem(pytest.Item):
+class BfclItem(ItemWithFixtures):
     def __init__(
         self,
         *,
@@ -133,26 +112,8 @@ class BfclItem(pytest.Item):
         self.baseline_valid = baseline_valid
         self._generation: Generation | Sampled | None = None
         self._verdict: Verdict | None = None
-        self.funcargs: dict[str, Any] = {}  # the fixtures' values, as pytest fills them
-        self._request: Any = None  # made when a fixture is to be set up
 
     # -- fixtures: BFCL items take autouse and usefixtures fixtures like test functions ---------
-
-    @property
-    def _fixtureinfo(self) -> Any:
-        """What pytest's fixture machinery reads of an item: the fixtures it uses (autouse,
-        ``usefixtures`` markers, the ini's ``usefixtures``; an entry has no arguments). Worked
-        out when first needed, so ``usefixtures`` markers added at collection count, and
-        shared by the entries of a category that add no marker of their own."""
-        info = self.__dict__.get("_bfcl_fixtureinfo")
-        if info is None:
-            assert isinstance(self.parent, BfclCategory)
-            info = self._bfcl_fixtureinfo = self.parent.fixture_info(self)
-        return info
-
-    @property
-    def fixturenames(self) -> list[str]:
-        return list(self._fixtureinfo.names_closure)
 
     def getparent(self, cls: Any) -> Any:
         """A category stands for a module: module-scoped fixtures live once per category (an
@@ -169,17 +130,9 @@ class BfclItem(pytest.Item):
             warning, category=None, filename=f"{NODE_PREFIX}/{self.entry_id}", lineno=0
         )
 
-    def _initrequest(self) -> None:
-        """pytest's runner calls this before running an item again (a rerun plugin)."""
-        self.funcargs = {}
-        self._request = None
-
     def _fill_fixtures(self) -> None:
-        if not self._fixtureinfo.names_closure:
-            return  # the common case: nothing to set up
-        self._request = fixture_request(self)
         try:
-            self._request._fillfixtures()
+            self.fill_fixtures()
         except pytest.skip.Exception as exc:  # a fixture skipped the entry: counted as skipped
             self.user_properties += ItemProperties(skipped=str(exc.msg or "skipped")).pairs()
             raise
@@ -208,6 +161,7 @@ class BfclItem(pytest.Item):
             input_tokens=outcome.input_tokens,
             output_tokens=outcome.output_tokens,
             steps=outcome.steps,
+            cached_steps=cached_queries(outcome),
             search_failures=tools.get("search"),
             fetch_failures=tools.get("fetch"),
         )
@@ -219,8 +173,7 @@ class BfclItem(pytest.Item):
         to the end, and with them every conversation it generated."""
         self._generation = None
         self._verdict = None
-        self.funcargs = {}  # fixture values are torn down by now; the item keeps none
-        self._request = None
+        self.drop_fixture_values()
 
     def runtest(self) -> None:
         assert self._generation is not None
@@ -263,9 +216,7 @@ class BfclItem(pytest.Item):
             return redact_text(text).encode("utf-8", "backslashreplace").decode("utf-8")
         return super().repr_failure(excinfo, style=style)
 
-    def _repr_failure_py(
-        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
-    ) -> Any:
+    def failure_text(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
         """Infrastructure trouble (a server, the network, a recording) is one readable line:
         its traceback says nothing about the model and floods the log when many entries see
         it."""
@@ -275,7 +226,7 @@ class BfclItem(pytest.Item):
             # A known failure: pytest shows only its reason, but would first render the
             # traceback with the source of every frame (most of a clean oracle run's time).
             return str(excinfo.value)
-        return super()._repr_failure_py(excinfo, style=style)
+        return None
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         # A line number (0) although an entry has no source line: pytest requires one to
@@ -302,6 +253,13 @@ def first_failed_sample(verdict: Verdict) -> int | None:
         return None
     number = first.split(marker, 1)[1].split(" ", 1)[0]
     return int(number) - 1 if number.isdigit() else None
+
+
+def cached_queries(outcome: Generation | Sampled) -> int | None:
+    """The entry's queries answered from the response cache (a generation is cached when
+    every query of it was)."""
+    generations = outcome.generations if isinstance(outcome, Sampled) else (outcome,)
+    return sum(g.steps or 1 for g in generations if g.cached) or None
 
 
 def attach_record(item: BfclItem, report: pytest.TestReport, docs_refs: DocsRefs) -> None:

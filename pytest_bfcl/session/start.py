@@ -15,8 +15,8 @@ from pytest_bfcl.errors import SetupError
 from pytest_bfcl.markers import register_markers
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.replay import ReplayError
+from pytest_bfcl.names import PLUGIN_NAME
 from pytest_bfcl.perf import allow_freezing, quick_interpreter_exit
-from pytest_bfcl.plugin import PLUGIN_NAME
 from pytest_bfcl.redact import redact_text
 from pytest_bfcl.report.baseline import (
     Baseline,
@@ -25,6 +25,7 @@ from pytest_bfcl.report.baseline import (
     load_baseline,
     stamp_differences,
 )
+from pytest_bfcl.report.baseline_signature import signing_key
 from pytest_bfcl.report.detection import category_noise
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.session.common import owns_process
@@ -96,16 +97,17 @@ def worker_input(config: pytest.Config) -> dict[str, str]:
 
 
 def _load_compatible_baseline(settings: Settings, run: BfclRun) -> Baseline | None:
+    key = signing_key(settings.baseline_key_env)  # an unset key: found before the run
     if settings.baseline_path is None:
         return None
-    baseline = load_baseline(settings.baseline_path)
+    baseline = load_baseline(settings.baseline_path, key)
     metadata = run.metadata()
     stamps = stamp_differences(baseline, metadata)
     if stamps:  # verdicts under other rules or sampling compare with nothing, common or not
         raise BaselineError(
             f"baseline {settings.baseline_path} does not fit this run: " + "; ".join(stamps)
         )
-    run.plan_noise = category_noise(baseline.rates)
+    run.selection.plan_noise = category_noise(baseline.rates, settings.samples)
     problems = incompatibilities(baseline, metadata)
     if problems and not settings.baseline_common:
         raise BaselineError(

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from pytest_bfcl.pytest_private import report_fields, report_from_fields
+
 PACKED = "bfcl_packed"  # the key of the packed report
 _TYPE = "$report_type"
 _PACKED_TYPE = "BfclPackedTestReport"
@@ -27,7 +29,7 @@ def pack_report(report: Any, prefix: str) -> dict[str, Any] | None:
     marshal refuses), which pytest's own hook then serialises."""
     if type(report) is not pytest.TestReport or not report.nodeid.startswith(prefix):
         return None
-    data = report._to_json()
+    data = report_fields(report)
     data[_TYPE] = "TestReport"
     try:
         packed = marshal.dumps(data, 4)
@@ -43,4 +45,4 @@ def unpack_report(data: dict[str, Any]) -> pytest.TestReport | None:
         return None
     fields = marshal.loads(data[PACKED])
     fields.update((k, v) for k, v in data.items() if k not in (_TYPE, PACKED))
-    return pytest.TestReport._from_json(fields)
+    return report_from_fields(fields)

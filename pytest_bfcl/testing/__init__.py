@@ -7,6 +7,10 @@ usable by a team testing its own hooks and handlers:
   pytest_bfcl.testing.fake_openai CATEGORIES LATENCY`` runs it in a process of its own;
 - ``stand_in_vllm``: a stand-in for the ``vllm`` executable (``python -m
   pytest_bfcl.testing.stand_in_vllm serve MODEL --host H --port P``) for the server life cycle;
+- ``recording_server.RecordingServer``: a chat-completions and Responses API server that
+  answers from the request alone (``scripted_answers.Script``: text, right calls, wrong calls,
+  a call at every step, in plain, vLLM-shaped, reasoning and mixed answers) and records every
+  request;
 - ``fake_web.FakeWeb``: search and page server for the web-search tools;
 - ``exec_api_server``: the executable categories' public APIs, answered locally;
 - ``result_files.write_oracle_results``: a result directory in the reference's layout.

@@ -2,8 +2,9 @@
 oracle's answer (tool calls or text), multi-turn conversations step by step, and can inject
 faults per entry: 429s, 500s, stalls, dropped connections, malformed tool calls, 200s without
 a model message (an error object, no or empty choices, a null message), context-length
-refusals, and hostile behaviour: bytes dripped slowly, huge bodies, 401/404 on everything, odd
-usage values and shapes. It lists its models on GET /models. It listens on 127.0.0.1 only.
+refusals, the gateways' shapes of :mod:`.gateway_faults`, and hostile behaviour: bytes
+dripped slowly, huge bodies, 401/404 on everything, odd usage values and shapes. It lists its
+models on GET /models. It listens on 127.0.0.1 only.
 
 Like a server with a fixed batch, it can answer ``capacity`` requests at once and queue the
 rest; and it can stop answering after a number of requests (``stall_after``)."""
@@ -21,8 +22,10 @@ from typing import Any
 from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.load import Dataset
+from pytest_bfcl.kinds import open_dataset
 from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.oracle import OracleModel
+from pytest_bfcl.testing.gateway_faults import GATEWAY_FAULTS
 
 _TOOL_RESULTS_PREFIX = "[{'role': 'tool'"  # prompting mode feeds results back as user messages
 
@@ -102,6 +105,8 @@ class FakeOpenAI:
         self.conversations: dict[str, list[Task]] = {}
         signatures: dict[tuple[str, tuple[str, ...]], list[str]] = {}
         for category in categories:
+            if CATEGORIES[category].kind in (Kind.MEMORY, Kind.WEB_SEARCH):
+                continue  # no stored answers: only faults such as "flood" (chat_fault) serve them
             answers = dataset.answers(category)
             for entry in dataset.entries(category):
                 task = Task(entry, answers.get(entry.id))
@@ -192,6 +197,8 @@ class FakeOpenAI:
             def do_GET(self) -> None:
                 if fake.always and self._hostile(fake.always):
                     return None
+                if fake.always in GATEWAY_FAULTS:  # a redirect, a broken encoding
+                    return GATEWAY_FAULTS[fake.always](self)
                 if self.path.rstrip("/").endswith("/models"):
                     listing = [{"id": name, "object": "model"} for name in fake.served_models]
                     return self._send(200, {"object": "list", "data": listing})
@@ -235,7 +242,10 @@ class FakeOpenAI:
                 fault = fake.always or fake.chat_fault
                 if fault and self._hostile(fault):
                     return None
-                entry_id, answer = fake.answer_for(body)
+                try:
+                    entry_id, answer = fake.answer_for(body)
+                except (KeyError, StopIteration):  # a question it has no answer for (agentic)
+                    entry_id, answer = "unknown", {"fc": "", "prompt": ""}
                 with fake.lock:
                     fake.authorizations.append(str(self.headers.get("Authorization")))
                     fake.paths.append(self.path)
@@ -255,6 +265,9 @@ class FakeOpenAI:
                 with fake.lock:
                     fake.in_flight -= 1
                     fake.spans.append((arrived, time.time()))
+                gateway = fault if fault in GATEWAY_FAULTS else fake.always
+                if gateway in GATEWAY_FAULTS:  # gateways', rate limiters' and providers' shapes
+                    return GATEWAY_FAULTS[gateway](self)
                 if fault == "429":
                     return self._send(
                         429, {"error": {"message": "slow down"}}, {"retry-after": "0"}
@@ -406,7 +419,7 @@ def main() -> None:
     parser.add_argument("--stall-after", type=int)
     args = parser.parse_args()
     fake = FakeOpenAI(
-        Dataset(ensure_pinned_data()), args.categories.split(","), args.latency, args.mode
+        open_dataset(ensure_pinned_data()), args.categories.split(","), args.latency, args.mode
     )
     fake.capacity, fake.stall_after = args.capacity, args.stall_after
     if args.die_after:

@@ -26,6 +26,7 @@ class _QuietServer(ThreadingHTTPServer):
 class FakeWeb:
     def __init__(self, hits: int = 3) -> None:
         self.hits = hits
+        self.echo_key = False  # a careless service quoting the request's api_key in its hits
         self.requests: Counter[str] = Counter()  # "search" / "page" -> count
         self.lock = threading.Lock()
         self.server = _QuietServer(("127.0.0.1", 0), self._handler())
@@ -71,7 +72,12 @@ class FakeWeb:
                     query = parse_qs(url.query).get("q", [""])[0]
                     with web.lock:
                         web.requests["search"] += 1
-                    body = json.dumps({"organic_results": web.organic_results(query)})
+                    hits = web.organic_results(query)
+                    if web.echo_key:
+                        key = parse_qs(url.query).get("api_key", [""])[0]
+                        for hit in hits:
+                            hit["snippet"] += f" (served to api_key={key}; key {key} is valid)"
+                    body = json.dumps({"organic_results": hits})
                     return self._send(200, body, "application/json")
                 if url.path.startswith("/page/"):
                     with web.lock:

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 
+from pytest_bfcl.kinds import open_dataset
 from pytest_bfcl.testing.fake_openai import FakeOpenAI, _Server
 
 
@@ -52,11 +53,10 @@ def main() -> None:
         print("ERROR torch.OutOfMemoryError: CUDA out of memory (stand-in)", flush=True)
         sys.exit(1)
     from pytest_bfcl.dataset.fetch import ensure_pinned_data
-    from pytest_bfcl.dataset.load import Dataset
 
     categories = os.environ.get("STANDIN_CATEGORIES", "simple_python").split(",")
     fake = FakeOpenAI(
-        Dataset(ensure_pinned_data()), categories, mode=os.environ.get("STANDIN_MODE", "fc")
+        open_dataset(ensure_pinned_data()), categories, mode=os.environ.get("STANDIN_MODE", "fc")
     )
     fake.server.server_close()
     fake.served_models = [args.served_model_name or args.model]  # as vLLM lists on /v1/models

@@ -29,6 +29,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from pytest_bfcl.errors import RunStopped, SetupError, ToolUnavailable
+from pytest_bfcl.redact import redact_data
 from pytest_bfcl.web.cassette import Cassette
 from pytest_bfcl.web.fetch import FetchError, fetch_page
 from pytest_bfcl.web.providers import SearchError, SearchProvider, make_provider
@@ -126,13 +127,16 @@ class WebAccess:
         ``live`` gives the answer and whether it is a network failure."""
         if self.mode == "replay":
             assert self.cassette is not None
-            answer = self.cassette.load(kind, request)
+            answer = redact_data(self.cassette.load(kind, request))  # a recording made before
             if "error" in answer:
                 with self._lock:
                     self.failures[kind] += 1
             return answer
         self._raise_if_down()
         answer, network_failure = live()
+        # A service that echoes the key it was sent must not put it in the conversation, the
+        # model's requests, the cache, the results, the reports or a committed recording.
+        answer = redact_data(answer)
         if self.mode == "record":
             assert self.cassette is not None
             self.cassette.save(kind, request, answer)

@@ -17,11 +17,11 @@ from pytest_bfcl.check.executable import Outcome, exec_summary, match_all, match
 from pytest_bfcl.check.rest import RestCallError, parse_rest_call, rest_mismatch
 from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.dataset.categories import COLLECTIONS, EXECUTABLE, expand_categories
+from pytest_bfcl.kinds.exec_probe import probe_executable
 from pytest_bfcl.models.base import Generation
 from pytest_bfcl.models.oracle import OracleModel
 from pytest_bfcl.models.oracle_executable import ORACLE_KNOWN_FAILURES
 from pytest_bfcl.run.engine import BfclRun
-from pytest_bfcl.run.exec_probe import probe_executable
 from pytest_bfcl.settings import Settings
 from pytest_bfcl.testing.exec_api_server import FAKE_KEYS, ApiServer, serve
 from pytest_bfcl.web.access import WebAccess, WebSettings
@@ -144,7 +144,7 @@ def test_exec_summary_is_the_unweighted_mean_of_the_four():
 
 
 def test_probe_run_sends_nothing_without_executable_or_live_web(dataset):
-    from pytest_bfcl.run.exec_probe import probe_run
+    from pytest_bfcl.kinds.exec_probe import probe_run
 
     for categories, web in (("simple_python", "live"), ("executable", "off")):
         settings = Settings(model="oracle", categories=categories, web=web)
@@ -429,7 +429,7 @@ def test_redirects_are_followed_a_few_times():
 
 def test_preflight_needs_a_recording_to_replay(dataset, cassette, tmp_path):
     from pytest_bfcl.errors import SetupError
-    from pytest_bfcl.run.exec_probe import preflight_executable
+    from pytest_bfcl.kinds.exec_probe import preflight_executable
 
     def run(directory: Path) -> BfclRun:
         settings = Settings(

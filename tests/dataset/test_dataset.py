@@ -8,7 +8,7 @@ import pytest
 from pytest_bfcl.dataset import fetch
 from pytest_bfcl.dataset.categories import ALL_SCORING, DATASET_SIZES
 from pytest_bfcl.dataset.fetch import DatasetError, resolve_data_source
-from pytest_bfcl.dataset.load import Dataset
+from pytest_bfcl.kinds import open_dataset
 
 
 def test_counts_match_the_release(dataset):
@@ -76,7 +76,7 @@ def test_malformed_line_names_file_and_line(data_source, tmp_path):
     lines[2] = lines[2][:40]
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(DatasetError, match=r"BFCL_v4_live_parallel\.json:3: invalid JSON"):
-        Dataset(resolve_data_source(root)).entries("live_parallel")
+        open_dataset(resolve_data_source(root)).entries("live_parallel")
 
 
 def test_invalid_entry_names_the_field(data_source, tmp_path):
@@ -90,7 +90,7 @@ def test_invalid_entry_names_the_field(data_source, tmp_path):
     with pytest.raises(
         DatasetError, match=r":1: entry 'live_parallel_0-0-0' is malformed at question"
     ):
-        Dataset(resolve_data_source(root)).entries("live_parallel")
+        open_dataset(resolve_data_source(root)).entries("live_parallel")
 
 
 def test_missing_data_directory():
@@ -167,7 +167,7 @@ def test_each_file_is_parsed_once_per_dataset(data_source, monkeypatch):
         return original(path, model, one_pass)
 
     monkeypatch.setattr(load, "read_models", counting)
-    ds = Dataset(data_source)
+    ds = open_dataset(data_source)
     for _ in range(2):
         for category in (*ALL_SCORING, "format_sensitivity"):
             ds.entries(category)

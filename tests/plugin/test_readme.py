@@ -1,5 +1,6 @@
-"""README.md stays true to the code: every option is documented, every option it names exists,
-and its examples do what it says they do."""
+"""README.md and docs/ stay true to the code: every option is documented, every option they name
+exists, README stays an entry page, the documentation site builds, and the examples do what they
+say they do."""
 
 from __future__ import annotations
 
@@ -14,18 +15,48 @@ from pytest_bfcl.options import OPTIONS
 
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")
+DOCS = {p.name: p.read_text(encoding="utf-8") for p in sorted((REPO / "docs").glob("*.md"))}
 FLAGS = {opt.flag for opt in OPTIONS}
 
 
-def test_every_option_is_in_the_options_table():
-    table = README[README.index("### Options") : README.index("## What a run guarantees")]
+def _table_rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("| `--bfcl-")]
+
+
+def test_every_option_is_in_the_options_page():
+    table = "\n".join(_table_rows(DOCS["options.md"]))
     missing = sorted(flag for flag in FLAGS if f"`{flag}" not in table)
-    assert not missing, f"options missing from README's table: {missing}"
+    assert not missing, f"options missing from docs/options.md: {missing}"
 
 
-def test_every_option_the_readme_names_exists():
-    named = set(re.findall(r"--bfcl-[a-z0-9-]*[a-z0-9]", README))
-    assert named - FLAGS == set()
+def test_readme_is_an_entry_page_whose_options_are_the_full_tables_rows():
+    assert len(README.splitlines()) <= 250
+    rows = _table_rows(README.replace("](docs/", "]("))
+    assert len(rows) == 10
+    assert set(rows) <= set(_table_rows(DOCS["options.md"]))  # the same words, not a second copy
+
+
+def test_every_option_the_readme_and_docs_name_exists():
+    for name, text in [("README.md", README), *DOCS.items()]:
+        named = set(re.findall(r"--bfcl-[a-z0-9-]*[a-z0-9]", text))
+        assert named - FLAGS == set(), name
+
+
+def test_every_docs_page_is_in_the_site_and_the_site_builds(tmp_path):
+    yaml = pytest.importorskip("yaml")
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    in_nav = {next(iter(entry.values())) for entry in config["nav"]}
+    assert in_nav == set(DOCS)
+    pytest.importorskip("mkdocs")
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert (tmp_path / "site" / "model-repo" / "index.html").is_file()
 
 
 def test_the_two_commands_are_the_ones_ci_runs():
@@ -71,6 +102,28 @@ def test_the_conformance_tool_documented_in_the_readme_starts():
     assert "--leaderboard-model" in result.stdout and "results" in result.stdout.lower()
 
 
-@pytest.mark.parametrize("image", re.findall(r"\]\((docs/images/[^)]+\.png)\)", README))
+@pytest.mark.parametrize("image", re.findall(r"\]\((images/[^)]+\.png)\)", DOCS["reports.md"]))
 def test_the_screenshots_exist(image):
-    assert (REPO / image).is_file()
+    assert (REPO / "docs" / image).is_file()
+
+
+def test_the_terminal_sections_are_in_the_order_the_reports_page_gives(pytester, data_source):
+    documented = [
+        title.split(":")[0].removesuffix(" ...")
+        for title in re.findall(r"^\d\. `(BFCL [^`]+)`", DOCS["reports.md"], flags=re.M)
+    ]
+    assert documented[:2] == ["BFCL V4 scores", "BFCL failures"]
+    args = ["--bfcl-model=oracle:fail=0.2,seed=1", "--bfcl-category=live_parallel",
+            f"--bfcl-data={data_source.data_dir}", "-p", "no:cacheprovider"]  # fmt: skip
+    baseline = pytester.path / "b.json"
+    pytester.runpytest(*args, "--bfcl-model=oracle", f"--bfcl-save-baseline={baseline}")
+    result = pytester.runpytest(*args, "--bfcl-sample=8", f"--bfcl-baseline={baseline}",
+                                f"--bfcl-report={pytester.path / 'r.json'}")  # fmt: skip
+    titles = [
+        re.sub(r"^=+ (.*?) =+$", r"\1", line)
+        for line in result.stdout.lines
+        if re.match(r"^=+ BFCL ", line)
+    ]
+    printed = [next(d for d in documented if t.startswith(d)) for t in titles]
+    assert len(printed) == 5  # every documented section but "files not written"
+    assert printed == [d for d in documented if d in printed]  # in the documented order

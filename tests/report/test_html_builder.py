@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from types import SimpleNamespace
@@ -234,3 +235,66 @@ def test_the_builder_imports_the_package_the_session_runs(tmp_path, monkeypatch)
         assert len(builder) == 5
     finally:
         builder.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals, /proc")
+def test_a_stopped_builder_is_ended_and_the_page_not_written(monkeypatch):
+    from pytest_bfcl.report import answer_deadline
+
+    monkeypatch.setattr(answer_deadline, "STOPPED_GRACE", 0.5)
+    builder = HtmlBuilder.start()
+    assert builder is not None
+    try:
+        for record in _records(20):
+            builder.add_packed(record)
+        os.kill(builder._process.pid, signal.SIGSTOP)
+        started = time.monotonic()
+        with pytest.raises(HtmlBuilderError, match=r"builder process was stopped .*ended"):
+            len(builder)
+        assert time.monotonic() - started < 30
+        assert builder._process.wait(timeout=10) == -signal.SIGKILL
+        with pytest.raises(OSError):  # written by write_reports as "not written"
+            builder.data({})
+    finally:
+        builder.close()
+
+
+def test_a_builder_that_does_not_answer_in_time_is_ended(monkeypatch):
+    from pytest_bfcl.report import answer_deadline
+
+    monkeypatch.setattr(answer_deadline, "ANSWER_DEADLINE", 0.5)
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                               stdout=subprocess.PIPE)  # fmt: skip
+    try:
+        with pytest.raises(TimeoutError, match=r"did not answer within 0\.5 s"):
+            answer_deadline.read_by_deadline(process, lambda: process.stdout.read(1))
+    finally:
+        process.kill()
+        process.wait()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals, /proc")
+def test_a_stopped_builder_leaves_every_other_file_written(pytester, data_source, tmp_path):
+    pytester.makeconftest(
+        "import os, signal\n"
+        "import pytest\n"
+        "from pytest_bfcl.report import answer_deadline\n"
+        "answer_deadline.STOPPED_GRACE = 1.0\n"
+        "@pytest.hookimpl(trylast=True)\n"
+        "def pytest_collection_finish(session):\n"
+        "    plugin = session.config.pluginmanager.get_plugin('bfcl-session')\n"
+        "    process = getattr(getattr(plugin, 'html_entries', None), '_process', None)\n"
+        "    if process is not None:\n"
+        "        os.kill(process.pid, signal.SIGSTOP)\n"
+    )
+    page, report = tmp_path / "page.html", tmp_path / "report.json"
+    result = pytester.runpytest_subprocess(
+        f"--bfcl-data={data_source.data_dir}", "--bfcl-model=oracle",
+        "--bfcl-category=simple_python", "-p", "no:cacheprovider",
+        f"--bfcl-html={page}", f"--bfcl-report={report}", "-k", "simple_python_1",
+        timeout=120,
+    )  # fmt: skip
+    text = result.stdout.str()
+    assert result.ret == 0, text[-2000:]
+    assert not page.exists() and report.is_file()
+    assert "BFCL files not written" in text and "builder process was stopped" in text

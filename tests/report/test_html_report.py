@@ -376,7 +376,7 @@ def test_a_run_without_gate_or_categories_labels_them(records: list[EntryRecord]
     single = [r for r in records if r.category == "simple_python"]
     page = render(single, gated=False)
     assert re.search(r'id="gate-verdict"[^>]*>gate: no gate<', page)
-    assert "not run" in page and "partial" in page
+    assert "not run" in page and "overall: <b>not computed (" in page
     assert "p-value" not in page
 
 

@@ -4,7 +4,6 @@ failure list, item properties, CSV N/A for groups that did not run."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -148,11 +147,14 @@ def test_gate_table_labels_groups_and_never_prints_minus_zero():
 def test_written_paths_include_results_and_junit(tmp_path):
     junit = tmp_path / "junit.xml"
     junit.write_text('<testsuites><testsuite name="pytest" tests="0"/></testsuites>')
+    results = tmp_path / "results" / "m"
+    (results / "non_live").mkdir(parents=True)
+    (results / "non_live" / "BFCL_v4_simple_python_result.json").write_text("{}\n")
     outcome = RunOutcome(board=_sampled_board(), settings=Settings(model="oracle"),
                          metadata={"dataset": {}}, model_name="m", junit_path=junit,
-                         results_root=Path("results/m"))  # fmt: skip
+                         results_root=results)  # fmt: skip
     written = finish_run(outcome).written
-    assert ("junit", junit) in written and ("generations", Path("results/m")) in written
+    assert ("junit", junit) in written and ("generations", results) in written
 
 
 def test_partial_eval_scores_categories_over_the_entries_present():

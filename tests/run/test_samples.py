@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from pytest_bfcl.dataset import known_errors as listed_errors
+from pytest_bfcl.dataset.clusters import clusters_of
 from pytest_bfcl.dataset.known_errors import KnownError, corrected_answer, known_errors
+from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.merge_baselines import main as merge_main
 from pytest_bfcl.models.oracle import Flakiness
 from pytest_bfcl.report.detection import plan
@@ -65,16 +67,20 @@ def test_samples_reach_junit_and_the_json_report(pytester, data_source, tmp_path
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # flaky entries fail some samples
     rates = _junit_rates(junit)
     data = json.loads(report.read_text())
+    dataset = Dataset(data_source)
     for name in CATEGORIES.split(","):
         cat = data["categories"][name]
-        mine = [rates[i] for i in rates if _category(i) == name]
+        ids = [i for i in rates if _category(i) == name]
+        mine = [rates[i] for i in ids]
         assert cat["samples"] == 3 and cat["total"] == len(mine)
         assert cat["mean"] == pytest.approx(sum(p for p, _ in mine) / (3 * len(mine)))
         assert cat["pass_all"] == pytest.approx(sum(p == 3 for p, _ in mine) / len(mine))
         assert cat["pass_any"] == pytest.approx(sum(p > 0 for p, _ in mine) / len(mine))
         flaky = sorted(i for i in rates if _category(i) == name and 0 < rates[i][0] < 3)
         assert cat["flaky"] == len(flaky) and sorted(cat["flaky_ids"]) == flaky
-        low, high = mean_interval([p / 3 for p, _ in mine], 3)
+        clusters = clusters_of((name, e) for e in dataset.entries(name))
+        keys = [clusters[i] for i in ids]
+        low, high = mean_interval([p / 3 for p, _ in mine], 3, clusters=keys)
         assert cat["ci95"] == pytest.approx([low, high])
     assert data["categories"]["simple_python"]["flaky"] > 0
     group = data["groups"]["irrelevance"]  # needs live_irrelevance: not run
@@ -254,11 +260,20 @@ def test_known_errors_are_left_out_of_the_gate_and_marked(
     _fake_known_errors(monkeypatch, {"simple_python_3": wrong})
     baseline, report = tmp_path / "b.json", tmp_path / "r.json"
     _run(pytester, data_source, f"--bfcl-save-baseline={baseline}", model="oracle")
-    # corrected: the oracle answers the pinned truth, so the corrected entry fails now
-    corrected = _run(pytester, data_source, f"--bfcl-baseline={baseline}", "--bfcl-gate=any",
-                     "--bfcl-known-errors=correct", f"--bfcl-report={report}",
-                     model="oracle")  # fmt: skip
-    assert corrected.ret == pytest.ExitCode.TESTS_FAILED
+    # corrected: judged against another truth than the baseline's, so refused in one line
+    refused = _run(pytester, data_source, f"--bfcl-baseline={baseline}", "--bfcl-gate=any",
+                   "--bfcl-known-errors=correct", model="oracle")  # fmt: skip
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    assert refused.stderr.str().count("known-errors policy differs") == 1
+    # with a baseline under the same policy: the oracle answers the pinned truth, so the
+    # corrected entry fails in both, and an identical answer is no regression
+    corrected_baseline = tmp_path / "bc.json"
+    _run(pytester, data_source, f"--bfcl-save-baseline={corrected_baseline}",
+         "--bfcl-known-errors=correct", model="oracle")  # fmt: skip
+    corrected = _run(pytester, data_source, f"--bfcl-baseline={corrected_baseline}",
+                     "--bfcl-gate=any", "--bfcl-known-errors=correct",
+                     f"--bfcl-report={report}", model="oracle")  # fmt: skip
+    assert corrected.ret == pytest.ExitCode.OK, corrected.stdout.str()[-2000:]
     data = json.loads(report.read_text())
     assert data["known_errors"]["entries"] == [
         {"id": "simple_python_3", "reference": wrong.reference, "problem": wrong.problem,

@@ -31,7 +31,7 @@ from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.errors import SetupError, ToolUnavailable
 
 if TYPE_CHECKING:
-    from pytest_bfcl.run.engine import BfclRun
+    from pytest_bfcl.kinds.base import RunContext
 
 
 def probe_executable(
@@ -104,7 +104,7 @@ def _probe_exec(
     return skips
 
 
-def probe_run(run: BfclRun) -> dict[str, str]:
+def probe_run(run: RunContext) -> dict[str, str]:
     """:func:`probe_executable` for a run's data, web access and selected categories; for the
     session's preflight (call once, before generation, and skip the entries it returns)."""
     categories = list(run.settings.categories)
@@ -113,7 +113,7 @@ def probe_run(run: BfclRun) -> dict[str, str]:
     return probe_executable(run.dataset, run.wiring.services(), categories)
 
 
-def preflight_executable(run: BfclRun) -> dict[str, str]:
+def preflight_executable(run: RunContext) -> dict[str, str]:
     """The preflight's step for the executable categories: a replayed run needs a recording of
     API answers (:class:`SetupError` otherwise); a live or recording run probes the APIs.
     Returns the entries to skip, with the reason."""

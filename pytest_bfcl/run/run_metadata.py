@@ -1,0 +1,60 @@
+"""A run's identity for every report (the model, its sampling, the data, the selection, the
+scoring rules and the gate's settings), unmasked: ``BfclRun.metadata`` masks secrets."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pytest_bfcl import __version__
+from pytest_bfcl.run.leaderboard import deviations
+from pytest_bfcl.scoring import SCORING_RULES_VERSION
+
+if TYPE_CHECKING:
+    from pytest_bfcl.run.engine import BfclRun
+
+
+def model_temperature(run: BfclRun) -> float | None:
+    """The sampling temperature of models that sample (an endpoint); None otherwise."""
+    sampling = run.model.metadata().get("sampling")
+    if isinstance(sampling, dict) and "temperature" in sampling:
+        value = sampling["temperature"]
+        return float(value) if isinstance(value, int | float) else None
+    return None
+
+
+def extra_body(run: BfclRun) -> dict[str, Any]:
+    """Request fields beyond the leaderboard's that an endpoint model sends (none for
+    others): answers to other requests, not comparable to the leaderboard's."""
+    extra = run.model.metadata().get("extra_body")
+    return dict(extra) if isinstance(extra, dict) else {}
+
+
+def run_metadata(run: BfclRun) -> dict[str, Any]:
+    settings, scoring, source = run.settings, run.scoring, run.source
+    return {
+        "model": run.model.name,
+        "model_info": run.model.metadata(),
+        "mode": scoring.mode,
+        "underscore_to_dot": scoring.underscore_to_dot,
+        "reasoning": scoring.reasoning,
+        "leaderboard_model": settings.leaderboard_model,
+        "leaderboard_note": run.leaderboard_note(),
+        "leaderboard_deviations": deviations(settings),
+        "categories": list(settings.categories),
+        "dataset": {
+            "version": source.version,
+            "sha256": source.sha256,
+            "data_dir": str(source.data_dir),
+        },
+        "plugin_version": __version__,
+        "sample": settings.sample,
+        "partial_eval": settings.partial_eval,
+        "seed": settings.seed if run.sampled else None,
+        "detect": settings.detect,
+        "samples": settings.samples,
+        "temperature": model_temperature(run),
+        "extra_body": extra_body(run),
+        "scoring_rules": SCORING_RULES_VERSION,
+        "known_errors": settings.known_errors,
+        "gate": settings.gate.model_dump(),
+    }

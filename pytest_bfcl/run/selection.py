@@ -1,0 +1,95 @@
+"""Which entries of the selected categories a run scores: every one, a stratified sample
+(``--bfcl-sample``), or per category the fewest entries whose comparison detects the drop asked
+for (``--bfcl-detect``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pytest_bfcl.dataset.categories import category_of_id
+from pytest_bfcl.dataset.clusters import clusters_of
+from pytest_bfcl.dataset.fetch import DatasetError
+from pytest_bfcl.dataset.load import Dataset
+from pytest_bfcl.dataset.models import Entry
+from pytest_bfcl.report.detection import plan
+from pytest_bfcl.run.sampling import sample_counts, stratified_sample
+from pytest_bfcl.run.scheduler import expected_requests
+from pytest_bfcl.settings import Settings
+
+
+class Selection:
+    def __init__(self, settings: Settings, dataset: Dataset) -> None:
+        self.settings = settings
+        self.dataset = dataset
+        self._entry_maps: dict[str, dict[str, Entry]] = {}
+        self._sample: dict[str, set[str]] | None = None
+        # Per category, the noise between two runs measured in the baseline (set by the
+        # caller that loaded one): what --bfcl-detect plans with.
+        self.plan_noise: dict[str, float] = {}
+
+    def entries_for(self, category: str) -> list[Entry]:
+        """The entries of a selected category that this run scores (all, or the sample)."""
+        entries = self.dataset.entries(category)
+        if not self.sampled:
+            return entries
+        if self._sample is None:
+            ids = {c: [e.id for e in self.dataset.entries(c)] for c in self.settings.categories}
+            if self.settings.detect is not None:
+                self._sample = sample_counts(ids, self.planned_sizes(), self.settings.seed)
+            else:
+                assert self.settings.sample is not None
+                self._sample = stratified_sample(ids, self.settings.sample, self.settings.seed)
+        chosen = self._sample.get(category, set())
+        return [e for e in entries if e.id in chosen]
+
+    @property
+    def sampled(self) -> bool:
+        """Whether the run scores a sample of each category (--bfcl-sample, --bfcl-detect)."""
+        return self.settings.sample is not None or self.settings.detect is not None
+
+    def planned_sizes(self) -> dict[str, int]:
+        """``--bfcl-detect``: per category, the fewest entries whose comparison detects the
+        drop, with the noise the baseline measured (:attr:`plan_noise`) or the assumed one."""
+        sizes = {c: len(self.dataset.entries(c)) for c in self.settings.categories}
+        if self.settings.detect is None:
+            return sizes
+        gate = self.settings.gate
+        return plan(sizes, self.settings.detect, self.plan_noise, gate.alpha, gate.min_drop)
+
+    def sampled_populations(self) -> dict[str, int]:
+        """For a sampled run, the size of each selected category (what its sample stands
+        for); empty otherwise."""
+        if not self.sampled:
+            return {}
+        return {c: len(self.dataset.entries(c)) for c in self.settings.categories}
+
+    def expected_ids(self, skip_reason: Callable[[Entry], str | None]) -> dict[str, set[str]]:
+        """Per category, the selected (and sampled) entries that the run's own options do not
+        exclude (``skip_reason`` gives None)."""
+        expected: dict[str, set[str]] = {}
+        for category in self.settings.categories:
+            ids = {e.id for e in self.entries_for(category) if skip_reason(e) is None}
+            if ids:
+                expected[category] = ids
+        return expected
+
+    def clusters(self) -> dict[str, str]:
+        """Entry id -> cluster, over the entries this run scores (for the intervals)."""
+        categories = self.settings.categories
+        return clusters_of((c, e) for c in categories for e in self.entries_for(c))
+
+    def expected_requests(self, entry_id: str) -> int:
+        """The scheduler's rough count of the entry's requests (1 for an id this run does not
+        know): what the entry weighs when entries are shared out between processes."""
+        try:
+            return expected_requests(self.entry(entry_id)) * self.settings.samples
+        except (KeyError, DatasetError):
+            return 1
+
+    def entry(self, entry_id: str) -> Entry:
+        return self._entries_of(category_of_id(entry_id))[entry_id]
+
+    def _entries_of(self, category: str) -> dict[str, Entry]:
+        if category not in self._entry_maps:
+            self._entry_maps[category] = self.dataset.entry_map(category)
+        return self._entry_maps[category]

@@ -1,0 +1,63 @@
+"""The test doubles the suite and the benchmarks lean on (pytest_bfcl/testing/): a fake
+endpoint that answers as the oracle, and result files in the leaderboard's layout. A double
+that quietly answered otherwise would make the tests built on it prove nothing."""
+
+from __future__ import annotations
+
+import json
+
+import requests
+
+from pytest_bfcl.testing.fake_openai import FakeOpenAI, conversation_position, question_key
+from pytest_bfcl.testing.result_files import write_oracle_results
+
+
+def test_a_conversation_position_counts_user_turns_and_steps_since_the_last():
+    messages = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": None},
+        {"role": "tool", "content": "ok"},
+        {"role": "assistant", "content": "done"},
+        {"role": "user", "content": "second"},
+        {"role": "assistant", "content": None},
+        # prompting mode feeds tool results back as a user message: not a new turn
+        {"role": "user", "content": "[{'role': 'tool', 'content': 'ok'}]"},
+    ]
+    assert conversation_position(messages[:2]) == (0, 0)
+    assert conversation_position(messages[:5]) == (0, 2)
+    assert conversation_position(messages) == (1, 1)
+
+
+def test_a_question_key_ignores_the_system_prompt_only():
+    user = {"role": "user", "content": "hi"}
+    assert question_key([{"role": "system", "content": "a"}, user]) == question_key([user])
+    assert question_key([user]) != question_key([{"role": "user", "content": "hello"}])
+
+
+def test_the_fake_endpoint_answers_an_entry_with_the_oracle_call_and_counts_it(dataset):
+    entry = dataset.entries("simple_python")[0]
+    body = {
+        "model": "test-model",
+        "messages": [m.model_dump() for m in entry.question[0]],
+    }
+    with FakeOpenAI(dataset, ["simple_python"]) as fake:
+        answered = requests.post(f"{fake.base_url}/chat/completions", json=body, timeout=30)
+        assert fake.total_requests() == 1 and fake.requests[entry.id] == 1
+    answered.raise_for_status()
+    call = answered.json()["choices"][0]["message"]["tool_calls"][0]["function"]
+    expected = dataset.answers("simple_python")[entry.id].ground_truth[0]
+    assert call["name"] == next(iter(expected))
+    assert set(json.loads(call["arguments"])) <= set(next(iter(expected.values())))
+
+
+def test_oracle_result_files_spoil_and_drop_what_they_are_told(dataset, tmp_path):
+    entries = dataset.entries("simple_python")
+    spoiled, dropped = entries[0].id, entries[1].id
+    path = write_oracle_results(
+        tmp_path, dataset, "simple_python", spoil={spoiled: "no call"}, drop={dropped}
+    )
+    records = {r["id"]: r for r in map(json.loads, path.read_text().splitlines())}
+    assert len(records) == len(entries) - 1 and dropped not in records
+    assert records[spoiled]["result"] == "no call"
+    assert isinstance(records[entries[2].id]["result"], list)
