@@ -90,8 +90,8 @@ def serve_command(
     if mode == "fc":
         if not any(a.startswith("--tool-call-parser") for a in extra):
             raise ModelSpecError(
-                "native tool calling on vLLM needs the model's tool-call parser: add "
-                f"{tool_parser_advice(model)} to --bfcl-vllm-args, or use --bfcl-mode=prompt"
+                "native tool calling on vLLM needs the model's tool-call parser in "
+                f"--bfcl-vllm-args: {tool_parser_advice(model)}; or use --bfcl-mode=prompt"
             )
         if "--enable-auto-tool-choice" not in extra:
             command.append("--enable-auto-tool-choice")
