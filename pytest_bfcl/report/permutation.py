@@ -24,8 +24,10 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where a test runs: a run without a gate never loads it
+    import numpy as np
 
 Rate = tuple[int, int]  # (passes, samples)
 Pair = tuple[Rate, Rate]  # (baseline, current)
@@ -82,6 +84,8 @@ def entry_null(baseline: Rate, current: Rate, scale: int) -> tuple[list[int], li
 def _stratum_null(pairs: Sequence[Pair], scale: int) -> tuple[_Lattice, int]:
     """The exact null distribution of a stratum's summed differences on its lattice, and the
     observed sum (both in units of 1/scale)."""
+    import numpy as np
+
     observed = sum(pb * (scale // kb) - pc * (scale // kc) for (pb, kb), (pc, kc) in pairs)
     # The null law of an entry depends on its pooled passes and sample counts only.
     margins = Counter((pb + pc, kb, kc) for (pb, kb), (pc, kc) in pairs)
@@ -108,6 +112,8 @@ def _common_scale(pairs: Sequence[Pair]) -> int:
 
 def _upper_tail(probs: np.ndarray, start: int) -> float:
     """P(index >= start)."""
+    import numpy as np
+
     if start <= 0:
         return 1.0
     if start >= len(probs):
@@ -143,6 +149,8 @@ def _trimmed(lattice: _Lattice) -> tuple[_Lattice, float]:
     """The lattice without its outer cells of negligible probability (below :data:`TAIL`):
     the lower ones' mass moved up into the first cell kept (a larger value: conservative), the
     upper ones' dropped and returned, for the caller to add to the p-value (a union bound)."""
+    import numpy as np
+
     probs = np.clip(lattice.probs, 0.0, None)
     below = np.cumsum(probs)
     above = np.cumsum(probs[::-1])[::-1]
@@ -159,6 +167,8 @@ def _trimmed(lattice: _Lattice) -> tuple[_Lattice, float]:
 def _on_grid(nulls: list[tuple[float, _Lattice, int]], statistic: float) -> TestResult:
     """Strata of different weights: each stratum's values rounded up to a common grid, the
     rounded distributions convolved (by FFT), and the tail read at the observed statistic."""
+    import numpy as np
+
     full_top = sum(unit * (lat.offset + len(lat.probs) - 1) for unit, lat, _ in nulls)
     trimmed = [(unit, *_trimmed(lat)) for unit, lat, _ in nulls]
     dropped = sum(mass for _, _, mass in trimmed)
