@@ -27,7 +27,10 @@ def test_unchanged_model_fails_in_at_most_alpha_of_runs(fraction, samples):
     outcome, _ = simulate(model, model, samples, REPS, seed=5, settings=SETTINGS)
     allowance = 2 * math.sqrt(SETTINGS.alpha * (1 - SETTINGS.alpha) / REPS)
     assert outcome.rate <= SETTINGS.alpha + allowance
-    assert outcome.failed_uncorrected > outcome.failed  # what the correction buys
+    if fraction is None:  # what the correction buys over 30 comparisons of a full run
+        # (on a small sample the weighted one-sided tests and the plain two-sided McNemar
+        # reject on different runs, so neither count bounds the other)
+        assert outcome.failed_uncorrected > outcome.failed
 
 
 @pytest.mark.parametrize("watch", ["overall", "simple_python"])

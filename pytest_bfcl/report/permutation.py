@@ -36,6 +36,9 @@ Pair = tuple[Rate, Rate]  # (baseline, current)
 # statistic that has any probability): at 2^15 the rounding moves a full run's overall
 # statistic by at most about 0.005 points.
 GRID_POINTS = 2**15
+# The finest lattice (1 / least common multiple of a stratum's sample counts) convolved
+# exactly; a stratum mixing counts with a larger one is split by its pairs of counts.
+MAX_SCALE = 60
 # Outer cells of a stratum's null distribution with less probability than this are cut off
 # before strata are combined (their mass is kept on the safe side; see _trimmed).
 TAIL = 1e-15
@@ -121,13 +124,30 @@ def _upper_tail(probs: np.ndarray, start: int) -> float:
     return float(np.clip(probs[start:], 0.0, None).sum())
 
 
+def _small_lattices(strata: Sequence[Stratum]) -> list[Stratum]:
+    """The non-empty strata, one whose sample counts have a least common multiple above
+    :data:`MAX_SCALE` split by (Kb, Kc): its lattice would be too fine to convolve quickly
+    (counts 1-10 in one category: 2,520 cells per unit), so its parts are combined on the grid
+    instead (conservative rather than exact)."""
+    out = []
+    for stratum in strata:
+        if not stratum.pairs:
+            continue
+        if _common_scale(stratum.pairs) <= MAX_SCALE:
+            out.append(stratum)
+            continue
+        parts: dict[tuple[int, int], list[Pair]] = {}
+        for pair in stratum.pairs:
+            parts.setdefault((pair[0][1], pair[1][1]), []).append(pair)
+        out.extend(Stratum(stratum.weight, pairs) for pairs in parts.values())
+    return out
+
+
 def permutation_test(strata: Sequence[Stratum]) -> TestResult:
     """The one-sided permutation test of the weighted score difference over these strata."""
     nulls = []
     statistic = 0.0
-    for stratum in strata:
-        if not stratum.pairs:
-            continue
+    for stratum in _small_lattices(strata):
         scale = _common_scale(stratum.pairs)
         lattice, observed = _stratum_null(stratum.pairs, scale)
         nulls.append((stratum.weight / scale, lattice, observed))

@@ -111,3 +111,16 @@ def test_the_test_is_valid_at_every_level_given_the_margins(sides):
     for level in sorted(set(p_values)):
         share = sum(1 for p in p_values if p <= level + 1e-12) / len(p_values)
         assert share <= level + 1e-9
+
+
+def test_a_stratum_of_many_different_sample_counts_is_split_and_stays_conservative():
+    """Counts 1-10 in one stratum (lattice unit 1/2520) are tested as one stratum per pair of
+    counts, combined on the grid: never below the exact p-value, and close to it."""
+    rng = random.Random("many counts")
+    pairs = [((rng.randint(0, k), k), (rng.randint(0, 1), 1)) for k in (7, 8, 9, 10, 1)]
+    observed, outcomes = brute_force([(Fraction(1, 5), pairs)])
+    result = permutation_test([Stratum(0.2, pairs)])
+    exact = float(tail(outcomes, observed))
+    assert exact - 1e-12 <= result.p_value
+    slack = 5 * 2 * 0.2 * 5 / permutation.GRID_POINTS
+    assert result.p_value <= float(tail(outcomes, observed - Fraction(slack))) + 1e-9
