@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 from pytest_bfcl.dataset.categories import ALL_SCORING, DATASET_SIZES
 from pytest_bfcl.dataset.groups import BY_NAME, OVERALL_WEIGHTS
-from pytest_bfcl.report.aggregate import aggregate_groups
-from pytest_bfcl.report.gate import GateResult, GateSettings, compare
-from pytest_bfcl.report.score_models import CategoryScore
-from pytest_bfcl.report.stats import mcnemar_exact
+from pytest_bfcl.gate.decision import GateResult, GateSettings, compare
+from pytest_bfcl.gate.stats import mcnemar_exact
 from pytest_bfcl.run.sampling import allocate
+from pytest_bfcl.scores.aggregate import aggregate_groups
+from pytest_bfcl.scores.models import CategoryScore
 
 Rates = dict[str, tuple[int, int]]
 

@@ -15,7 +15,7 @@ import math
 import pytest
 from gate_power import Model, category_sizes, simulate
 
-from pytest_bfcl.report.gate import GateSettings
+from pytest_bfcl.gate.decision import GateSettings
 
 REPS = 120
 SETTINGS = GateSettings()

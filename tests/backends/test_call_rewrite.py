@@ -8,8 +8,8 @@ from typing import Any
 
 from pytest_bfcl.backends.execute import _CALLED_NAME, Environment, instance_name, rewritten_call
 from pytest_bfcl.dataset.models import Entry
+from pytest_bfcl.gate.baseline import Baseline, stamp_differences
 from pytest_bfcl.models.base import StepReply, StepRequest, Task
-from pytest_bfcl.report.baseline import Baseline, stamp_differences
 from pytest_bfcl.report.render import not_comparable_lines
 from pytest_bfcl.run.conversation import Conversation
 from pytest_bfcl.run.leaderboard import deviations

@@ -2,7 +2,7 @@
 much they widen a group's interval beyond what its categories' own intervals add up to.
 
 A group's variance is combined from its categories' (each already widened by the clusters
-inside it, :func:`~pytest_bfcl.report.stats.design_effect`), as if the categories were
+inside it, :func:`~pytest_bfcl.gate.stats.design_effect`), as if the categories were
 independent. Where one cluster has entries in several categories their errors move together;
 the factor here is the cluster-robust variance of the group's weighted score with clusters
 crossing categories, over the same with each category's part of a cluster kept apart.

@@ -8,19 +8,19 @@ import random
 
 import pytest
 
-from pytest_bfcl.report.gate import GateSettings, compare
-from pytest_bfcl.report.stats import (
+from pytest_bfcl.gate.decision import GateSettings, compare
+from pytest_bfcl.gate.stats import (
     binomial_two_sided,
     detectable_drop,
     effective_entries,
     entries_to_detect,
     holm_tarone,
     mcnemar_exact,
-    mean_interval,
     noise_from_rates,
     noise_of_pairs,
     tarone_count,
 )
+from pytest_bfcl.scores.intervals import mean_interval
 
 
 def test_exact_binomial_and_mcnemar_known_values():

@@ -12,7 +12,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_bfcl.report.baseline import Baseline
+    from pytest_bfcl.gate.baseline import Baseline
 
 FIRST_FORMAT = "pytest-bfcl-baseline/1"
 SECOND_FORMAT = "pytest-bfcl-baseline/2"

@@ -4,7 +4,7 @@ For every category, gated group and the overall score, the entries scored in bot
 paired, each by its pass rate (passes out of the samples asked; one sample is a plain
 verdict). Each comparison tests the score difference it prints (a category's mean, a group's or
 the overall's leaderboard-weighted mean) with a one-sided permutation test of each entry's pooled
-samples (:mod:`~pytest_bfcl.report.permutation`): exact for a category with any sample counts
+samples (:mod:`~pytest_bfcl.gate.permutation`): exact for a category with any sample counts
 on the two sides, conservative for a weighted score, and McNemar's exact test with one sample a
 side. All comparisons form one family: Holm's step-down procedure,
 counting only comparisons that could still reach significance (Tarone's rule), keeps the
@@ -24,10 +24,8 @@ from pydantic import BaseModel
 
 from pytest_bfcl.dataset.categories import category_of_id, natural_key
 from pytest_bfcl.dataset.groups import GATED
-from pytest_bfcl.report.aggregate import aggregate_groups, category_weights
-from pytest_bfcl.report.permutation import Stratum, TestResult, permutation_test
-from pytest_bfcl.report.score_models import CategoryScore, Scores
-from pytest_bfcl.report.stats import (
+from pytest_bfcl.gate.permutation import Stratum, TestResult, permutation_test
+from pytest_bfcl.gate.stats import (
     detectable_drop,
     effective_entries,
     holm_tarone,
@@ -36,6 +34,8 @@ from pytest_bfcl.report.stats import (
     shrunk_noise,
     tarone_count,
 )
+from pytest_bfcl.scores.aggregate import aggregate_groups, category_weights
+from pytest_bfcl.scores.models import CategoryScore, Scores
 from pytest_bfcl.settings import GateSettings
 
 __all__ = ["Comparison", "GateResult", "compare", "evaluate_gate", "mcnemar_exact"]
@@ -77,7 +77,7 @@ class GateResult(BaseModel):
     comparisons: list[Comparison]
     common_only: bool = False  # compared on the common part of a mismatched baseline
     threshold_failures: list[str] = []
-    # What the run was asked to score but did not (see report/completeness.py); it fails the
+    # What the run was asked to score but did not (see gate/completeness.py); it fails the
     # gate unless the run allowed an incomplete result, and is reported either way.
     incomplete: list[str] = []
     allow_incomplete: bool = False

@@ -4,7 +4,7 @@ given drop).
 
 Noise is what an unchanged model shows between two runs: measured from repeated samples (this
 run's or the baseline's) where there are any, otherwise the assumed 10 % of entries that flip
-(:data:`~pytest_bfcl.report.stats.ASSUMED_DISCORDANCE`).
+(:data:`~pytest_bfcl.gate.stats.ASSUMED_DISCORDANCE`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.dataset.groups import GATED
-from pytest_bfcl.report.stats import (
+from pytest_bfcl.gate.stats import (
     ASSUMED_DISCORDANCE,
     detectable_drop,
     entries_to_detect,

@@ -1,9 +1,9 @@
 """An entry's HTML record on its way from the process that ran the entry to the one that writes
-the page: its facts (:func:`~pytest_bfcl.report.entries.record_facts`) packed with
+the page: its facts (:func:`~pytest_bfcl.report.html.facts.record_facts`) packed with
 :mod:`marshal`, which copies the values as they are at C speed (shared parts once), so that
 rendering them (bounding every text, JSON, keys of the function docs) happens where the page
 is built: on the controller, or in a process of its own (:mod:`.html_builder`), by
-:meth:`~pytest_bfcl.report.html_entries.HtmlEntries.add_packed`.
+:meth:`~pytest_bfcl.report.html.entries.HtmlEntries.add_packed`.
 
 A record whose facts hold a value :mod:`marshal` refuses (an object of another type, nesting
 past its limit) is rendered where it finished instead and travels as its fields. Function docs
@@ -16,7 +16,7 @@ import marshal
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_bfcl.report.entries import fields_from_facts, functions_json
+from pytest_bfcl.report.html.facts import fields_from_facts, functions_json
 
 # marshal's format version: the newest, which writes shared objects once.
 _VERSION = 4

@@ -12,9 +12,9 @@ from fractions import Fraction
 
 import pytest
 
-from pytest_bfcl.report import permutation
-from pytest_bfcl.report.gate import GateSettings, compare
-from pytest_bfcl.report.permutation import Stratum, permutation_test
+from pytest_bfcl.gate import permutation
+from pytest_bfcl.gate.decision import GateSettings, compare
+from pytest_bfcl.gate.permutation import Stratum, permutation_test
 
 
 def _by_name(gate):

@@ -9,7 +9,7 @@ a small index (ids, outcomes, flags) that the lists, filters and search use, and
 script builds rows only for the visible page of a list, so a full run (10,000+ entries) stays
 light.
 
-Nothing is loaded from the network: the CSS and the script are read from ``html_assets/`` and
+Nothing is loaded from the network: the CSS and the script are read from ``assets/`` and
 inlined, and no font or image outside the file is referenced.
 """
 
@@ -24,18 +24,18 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.files import write_text_atomic
+from pytest_bfcl.gate import GateResult
 from pytest_bfcl.report.chart import svg_chart
-from pytest_bfcl.report.entries import EntryRecord, functions_json
-from pytest_bfcl.report.gate import GateResult
-from pytest_bfcl.report.html_builder import HtmlBuilder
-from pytest_bfcl.report.html_entries import HtmlEntries
-from pytest_bfcl.report.html_tables import (
+from pytest_bfcl.report.html.builder import HtmlBuilder
+from pytest_bfcl.report.html.entries import HtmlEntries
+from pytest_bfcl.report.html.facts import EntryRecord, functions_json
+from pytest_bfcl.report.html.tables import (
     entries_skeleton_html,
     header_html,
     html_text,
     scores_html,
 )
-from pytest_bfcl.report.score_models import Scores
+from pytest_bfcl.scores.models import Scores
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -183,4 +183,4 @@ def read_data_element(page: str) -> dict[str, Any]:
 
 
 def _asset(name: str) -> str:
-    return resources.files("pytest_bfcl.report").joinpath("html_assets", name).read_text("utf-8")
+    return resources.files("pytest_bfcl.report.html").joinpath("assets", name).read_text("utf-8")

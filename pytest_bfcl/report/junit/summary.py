@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from pytest_bfcl.files import write_text_atomic
-from pytest_bfcl.report.gate import GateResult
-from pytest_bfcl.report.score_models import Scores
+from pytest_bfcl.gate import GateResult
+from pytest_bfcl.scores.models import Scores
 
 _OPENING = re.compile(r"<(testsuites|testsuite)\b[^>]*>")
 _COUNT = re.compile(r' (tests|failures)="(\d+)"')

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from gate_scenario import ids, write_results
 
-from pytest_bfcl.report.gate import GateSettings, compare, mcnemar_exact
+from pytest_bfcl.gate.decision import GateSettings, compare, mcnemar_exact
 
 
 def test_baseline_file_records_verdicts_and_identity(gate_env, data_source):

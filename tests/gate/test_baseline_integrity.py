@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_bfcl.merge_baselines import main as merge_main
-from pytest_bfcl.report.baseline import (
+from pytest_bfcl.gate.baseline import (
     BaselineError,
     baseline_data,
     load_baseline,
@@ -18,7 +17,8 @@ from pytest_bfcl.report.baseline import (
     stamp_differences,
     verdicts_digest,
 )
-from pytest_bfcl.report.baseline_integrity import new_run_id
+from pytest_bfcl.gate.baseline_integrity import new_run_id
+from pytest_bfcl.merge_baselines import main as merge_main
 
 VERDICTS = {f"simple_python_{i}": i % 3 != 0 for i in range(30)}
 

@@ -3,7 +3,7 @@
 import pytest
 
 from pytest_bfcl.dataset.categories import ALL_SCORING, DATASET_SIZES
-from pytest_bfcl.report.scores import ScoreBoard
+from pytest_bfcl.scores.board import ScoreBoard
 
 
 def board_with(accuracy: dict[str, float]) -> ScoreBoard:

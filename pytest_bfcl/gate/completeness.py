@@ -9,8 +9,8 @@ otherwise, and every report says it was incomplete.
 
 from __future__ import annotations
 
-from pytest_bfcl.report.score_models import CategoryScore, Scores
-from pytest_bfcl.report.wording import count, top_reason
+from pytest_bfcl.scores.models import CategoryScore, Scores
+from pytest_bfcl.wording import count, top_reason
 
 __all__ = ["describe_missing", "incompleteness", "missing_by_category", "top_reason"]
 

@@ -9,9 +9,9 @@ from fractions import Fraction
 
 import pytest
 
-from pytest_bfcl.report import permutation
-from pytest_bfcl.report.permutation import Stratum, permutation_test
-from pytest_bfcl.report.stats import mcnemar_exact
+from pytest_bfcl.gate import permutation
+from pytest_bfcl.gate.permutation import Stratum, permutation_test
+from pytest_bfcl.gate.stats import mcnemar_exact
 
 
 def _deals(pair):

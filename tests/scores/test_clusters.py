@@ -9,9 +9,9 @@ from collections import Counter
 import pytest
 
 from pytest_bfcl.dataset.clusters import clusters_of
-from pytest_bfcl.report.clustered import crossing_inflation
-from pytest_bfcl.report.scores import ScoreBoard
-from pytest_bfcl.report.stats import design_effect, mean_interval
+from pytest_bfcl.scores.board import ScoreBoard
+from pytest_bfcl.scores.clustered import crossing_inflation
+from pytest_bfcl.scores.intervals import design_effect, mean_interval
 
 MULTI_TURN = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param")
 MULTI_TURN += ("multi_turn_long_context",)

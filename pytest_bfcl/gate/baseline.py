@@ -19,14 +19,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.files import loads_bounded, read_regular_file, write_json_atomic
-from pytest_bfcl.report.baseline_integrity import (
+from pytest_bfcl.gate.baseline_integrity import (
     format_problems,
     merge_refusals,
     merged_runs,
     policy_differences,
     totals_problems,
 )
-from pytest_bfcl.report.baseline_signature import signature_problems
+from pytest_bfcl.gate.baseline_signature import signature_problems
 
 BASELINE_FORMAT = "pytest-bfcl-baseline/3"
 # Read as well: the second format (one verdict per entry, no stamps) and the first, checked

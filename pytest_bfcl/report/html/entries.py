@@ -10,8 +10,8 @@ import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from pytest_bfcl.report.entries import EntryRecord, compact_json, functions_key_of_json
-from pytest_bfcl.report.html_records import decode_record
+from pytest_bfcl.report.html.facts import EntryRecord, compact_json, functions_key_of_json
+from pytest_bfcl.report.html.records import decode_record
 
 # What the entry lists need (filters, counts, search, row headers); everything else about an
 # entry is read from the details when the entry is opened.

@@ -11,10 +11,10 @@ from html import escape
 from typing import Any
 
 from pytest_bfcl.dataset.groups import BY_NAME, DISPLAY_ORDER, shown
-from pytest_bfcl.report.gate import Comparison, GateResult
+from pytest_bfcl.gate import Comparison, GateResult
 from pytest_bfcl.report.markdown import gate_reasons
-from pytest_bfcl.report.score_models import CategoryScore, GroupScore, Scores
-from pytest_bfcl.report.wording import count, signed
+from pytest_bfcl.scores.models import CategoryScore, GroupScore, Scores
+from pytest_bfcl.wording import count, signed
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
+from pytest_bfcl.gate.baseline import BaselineError, baseline_data, load_baseline, verdicts_digest
+from pytest_bfcl.gate.baseline_integrity import new_run_id
+from pytest_bfcl.gate.baseline_signature import SignatureError, signed, signing_key
 from pytest_bfcl.merge_baselines import main as merge_main
-from pytest_bfcl.report.baseline import BaselineError, baseline_data, load_baseline, verdicts_digest
-from pytest_bfcl.report.baseline_integrity import new_run_id
-from pytest_bfcl.report.baseline_signature import SignatureError, signed, signing_key
 
 KEY = b"a-ci-secret-of-32-characters-xyz"
 VERDICTS = {f"simple_python_{i}": i % 3 != 0 for i in range(30)}

@@ -30,8 +30,8 @@ import tempfile
 import threading
 from typing import IO, Any
 
-from pytest_bfcl.report.answer_deadline import read_by_deadline
-from pytest_bfcl.report.html_entries import HtmlEntries
+from pytest_bfcl.report.html.answer_deadline import read_by_deadline
+from pytest_bfcl.report.html.entries import HtmlEntries
 
 _HEAD = struct.Struct(">BI")
 _RECORDS, _FINISH, _PAGE = 1, 2, 3
@@ -45,14 +45,16 @@ ENV_SWITCH = "PYTEST_BFCL_HTML_BUILDER"  # "0": render records in the session
 _BOOTSTRAP = (
     "import signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
     "sys.path[:] = sys.argv[1:]; "
-    "from pytest_bfcl.report.html_builder import main; sys.exit(main())"
+    "from pytest_bfcl.report.html.builder import main; sys.exit(main())"
 )
 
 
 def _import_path() -> list[str]:
     """The builder's ``sys.path``: the session's, behind the folder this package was loaded
     from (which a relative entry like ``''`` might no longer lead to)."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    )
     return [root, *(p for p in sys.path if isinstance(p, str))]
 
 

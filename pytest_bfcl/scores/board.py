@@ -18,10 +18,10 @@ from pytest_bfcl.dataset.categories import (
     natural_key,
 )
 from pytest_bfcl.dataset.groups import GROUPS
-from pytest_bfcl.report.aggregate import aggregate_groups, category_weights
-from pytest_bfcl.report.clustered import crossing_inflation
-from pytest_bfcl.report.score_models import CategoryScore, FormatSensitivity, GroupScore, Scores
-from pytest_bfcl.report.stats import mean_interval, mean_variance
+from pytest_bfcl.scores.aggregate import aggregate_groups, category_weights
+from pytest_bfcl.scores.clustered import crossing_inflation
+from pytest_bfcl.scores.intervals import mean_interval, mean_variance
+from pytest_bfcl.scores.models import CategoryScore, FormatSensitivity, GroupScore, Scores
 
 __all__ = ["CategoryScore", "FormatSensitivity", "GroupScore", "ScoreBoard", "Scores", "Tally"]
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from pytest_bfcl.dataset.categories import ALL_SCORING, DATASET_SIZES, EXECUTABLE
 from pytest_bfcl.dataset.groups import GROUPS, OVERALL_WEIGHTS
-from pytest_bfcl.report.score_models import CategoryScore, GroupScore
-from pytest_bfcl.report.stats import Z95
+from pytest_bfcl.scores.intervals import Z95
+from pytest_bfcl.scores.models import CategoryScore, GroupScore
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def aggregate_groups(
     (comparisons on a sample), weighted by the entries scored. pass^K and pass@K of a group
     combine its categories' with the same formula as the mean. ``inflation``: per group, the
     factor clusters crossing its categories multiply its variance by (see
-    :mod:`~pytest_bfcl.report.clustered`)."""
+    :mod:`~pytest_bfcl.scores.clustered`)."""
     parts = _combined(cats, sized_by_run)
     every = _combined(_with_accuracy(cats, "pass_all"), sized_by_run)
     anyone = _combined(_with_accuracy(cats, "pass_any"), sized_by_run)
