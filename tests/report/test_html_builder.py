@@ -239,7 +239,7 @@ def test_the_builder_imports_the_package_the_session_runs(tmp_path, monkeypatch)
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals, /proc")
 def test_a_stopped_builder_is_ended_and_the_page_not_written(monkeypatch):
-    from pytest_bfcl.report.html.page import answer_deadline
+    from pytest_bfcl.report.html import answer_deadline
 
     monkeypatch.setattr(answer_deadline, "STOPPED_GRACE", 0.5)
     builder = HtmlBuilder.start()
@@ -260,7 +260,7 @@ def test_a_stopped_builder_is_ended_and_the_page_not_written(monkeypatch):
 
 
 def test_a_builder_that_does_not_answer_in_time_is_ended(monkeypatch):
-    from pytest_bfcl.report.html.page import answer_deadline
+    from pytest_bfcl.report.html import answer_deadline
 
     monkeypatch.setattr(answer_deadline, "ANSWER_DEADLINE", 0.5)
     process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
@@ -278,7 +278,7 @@ def test_a_stopped_builder_leaves_every_other_file_written(pytester, data_source
     pytester.makeconftest(
         "import os, signal\n"
         "import pytest\n"
-        "from pytest_bfcl.report.html.page import answer_deadline\n"
+        "from pytest_bfcl.report.html import answer_deadline\n"
         "answer_deadline.STOPPED_GRACE = 1.0\n"
         "@pytest.hookimpl(trylast=True)\n"
         "def pytest_collection_finish(session):\n"
