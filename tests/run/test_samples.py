@@ -14,7 +14,7 @@ import pytest
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.clusters import clusters_of
 from pytest_bfcl.dataset.known_errors import KnownError, corrected_answer, known_errors
-from pytest_bfcl.dataset.load import Dataset
+from pytest_bfcl.kinds import open_dataset
 from pytest_bfcl.merge_baselines import main as merge_main
 from pytest_bfcl.models.oracle import Flakiness
 from pytest_bfcl.report.detection import plan
@@ -67,7 +67,7 @@ def test_samples_reach_junit_and_the_json_report(pytester, data_source, tmp_path
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # flaky entries fail some samples
     rates = _junit_rates(junit)
     data = json.loads(report.read_text())
-    dataset = Dataset(data_source)
+    dataset = open_dataset(data_source)
     for name in CATEGORIES.split(","):
         cat = data["categories"][name]
         ids = [i for i in rates if _category(i) == name]
