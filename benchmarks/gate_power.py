@@ -1,15 +1,22 @@
 """The gate's false-alarm rate and power, by simulation over the benchmark's real category
 structure (every single-turn, multi-turn and agentic scoring category at its real size, the
-gated groups and the overall score: 21 comparisons on a full run).
+gated groups and the overall score: 30 comparisons on a full run).
 
 A simulated model has fixed entries (passing with probability 0.75, then always passing or
 always failing) and flaky ones (a share of the entries, each passing a sample with its own
-probability between 0.2 and 0.8). A baseline run and a current run of the *same* model are
-drawn independently: any gate failure between them is a false alarm. A regression makes a
-number of fixed-passing entries of one category (or of every category) always fail.
+probability, by default between 0.2 and 0.8; ``--weak``: half the entries, 0.03-0.25). A
+baseline run and a current run of the *same* model are drawn independently (the baseline may
+have more samples per entry than the current run: a merged baseline): any gate failure
+between them is a false alarm. A regression makes a number of fixed-passing entries of one
+category (or of every category) always fail.
 
-    python benchmarks/gate_power.py                 # the README's table, about a minute
+For each watched comparison it prints the drop the gate states it detects with 80 % power,
+how often that comparison itself failed (the figure to set beside the 80 %), and how often
+the whole gate failed (any comparison: what a pull request experiences).
+
+    python benchmarks/gate_power.py                 # docs/gate-statistics.md's first rows
     python benchmarks/gate_power.py --reps 400 --samples 3 --flaky 0.1
+    python benchmarks/gate_power.py --weak --baseline-samples 5   # merged baseline, weak model
 
 ``benchmarks/test_gate_power.py`` checks the promises on a smaller number of repetitions.
 """
@@ -21,9 +28,12 @@ import random
 from dataclasses import dataclass
 
 from pytest_bfcl.dataset.categories import ALL_SCORING, DATASET_SIZES
-from pytest_bfcl.report.gate import GateResult, GateSettings, compare
-from pytest_bfcl.report.stats import mcnemar_exact
+from pytest_bfcl.dataset.groups import BY_NAME, OVERALL_WEIGHTS
+from pytest_bfcl.gate.decision import GateResult, GateSettings, compare
+from pytest_bfcl.gate.stats import mcnemar_exact
 from pytest_bfcl.run.sampling import allocate
+from pytest_bfcl.scores.aggregate import aggregate_groups
+from pytest_bfcl.scores.models import CategoryScore
 
 Rates = dict[str, tuple[int, int]]
 
@@ -35,24 +45,30 @@ class Model:
     chances: dict[str, float]
 
     @classmethod
-    def draw(cls, sizes: dict[str, int], flaky: float, seed: int) -> Model:
+    def draw(
+        cls,
+        sizes: dict[str, int],
+        flaky: float,
+        seed: int,
+        chance: tuple[float, float] = (0.2, 0.8),
+    ) -> Model:
         rng = random.Random(f"model:{seed}")
         chances = {}
         for name, size in sizes.items():
             for i in range(size):
                 if rng.random() < flaky:
-                    chances[f"{name}_{i}"] = rng.uniform(0.2, 0.8)
+                    chances[f"{name}_{i}"] = rng.uniform(*chance)
                 else:
                     chances[f"{name}_{i}"] = 1.0 if rng.random() < 0.75 else 0.0
         return cls(chances)
 
-    def regressed(self, category: str | None, points: float, seed: int) -> Model:
-        """The same model with ``points`` of one category's (or every category's) entries,
-        among those that always passed, now always failing."""
+    def regressed(self, watch: str, points: float, seed: int) -> Model:
+        """The same model with ``points`` of the entries of each category in the watched score
+        (a category, a group or the overall), among those that always passed, now always
+        failing."""
         rng = random.Random(f"regression:{seed}")
         chances = dict(self.chances)
-        names = {k.rsplit("_", 1)[0] for k in chances} if category is None else {category}
-        for name in names:
+        for name in sorted(_members(self, watch)):
             ids = [k for k in chances if k.rsplit("_", 1)[0] == name]
             passing = [k for k in ids if chances[k] == 1.0]
             count = min(len(passing), round(points / 100 * len(ids)))
@@ -67,11 +83,27 @@ class Model:
         }
 
 
-def applied_drop(model: Model, regressed: Model, category: str) -> float:
-    """The drop in points a regression made (of one category, or of all entries)."""
-    ids = [i for i in model.chances if category == "overall" or i.rsplit("_", 1)[0] == category]
-    lost = sum(model.chances[i] - regressed.chances[i] for i in ids)
-    return 100 * lost / len(ids)
+def applied_drop(model: Model, regressed: Model, watch: str) -> float:
+    """The drop in points a regression made in the watched score: its category's mean, or the
+    leaderboard-weighted group or overall score (as the gate's table prints it)."""
+    before, after = _scores(model), _scores(regressed)
+    return 100 * (before[watch] - after[watch])
+
+
+def _scores(model: Model) -> dict[str, float]:
+    """Expected category, group and overall scores of a model (its pass chances)."""
+    by_category: dict[str, list[float]] = {}
+    for entry_id, chance in model.chances.items():
+        by_category.setdefault(entry_id.rsplit("_", 1)[0], []).append(chance)
+    cats = {
+        name: CategoryScore(
+            accuracy=sum(c) / len(c), correct=0, total=len(c), dataset_size=len(c), complete=True
+        )
+        for name, c in by_category.items()
+    }
+    groups = aggregate_groups(cats, sized_by_run=True)
+    out = {name: score.accuracy or 0.0 for name, score in groups.items()}
+    return out | {name: score.accuracy or 0.0 for name, score in cats.items()}
 
 
 def category_sizes(fraction: float | None = None) -> dict[str, int]:
@@ -95,6 +127,8 @@ class Outcome:
     runs: int = 0
     failed: int = 0
     failed_uncorrected: int = 0
+    watched_failed: int = 0  # the watched comparison itself failed
+    comparisons: int = 0  # in the last run's gate
 
     @property
     def rate(self) -> float:
@@ -104,64 +138,99 @@ class Outcome:
 def simulate(
     model: Model,
     current: Model,
-    samples: int,
+    samples: int | tuple[int, int],
     reps: int,
     seed: int,
     settings: GateSettings,
     watch: str | None = None,
 ) -> tuple[Outcome, list[float | None]]:
     """Gate failures over ``reps`` pairs of runs, and the detectable drop the gate stated for
-    the ``watch`` comparison in each."""
+    the ``watch`` comparison in each. ``samples``: per entry, for both runs or as (baseline,
+    current)."""
+    before, now = (samples, samples) if isinstance(samples, int) else samples
     rng = random.Random(f"runs:{seed}")
     outcome, stated = Outcome(), []
     for _ in range(reps):
-        gate = compare(current.run(samples, rng), model.run(samples, rng), settings)
+        gate = compare(current.run(now, rng), model.run(before, rng), settings)
         outcome.runs += 1
+        outcome.comparisons = len(gate.comparisons)
         outcome.failed += any(c.failed for c in gate.comparisons)
         outcome.failed_uncorrected += uncorrected_failure(gate, settings.alpha, settings.min_drop)
         if watch is not None:
-            found = [c.detectable_drop for c in gate.comparisons if c.name == watch]
-            stated.append(found[0] if found else None)
+            found = [c for c in gate.comparisons if c.name == watch]
+            stated.append(found[0].detectable_drop if found else None)
+            outcome.watched_failed += bool(found and found[0].failed)
     return outcome, stated
+
+
+WATCHED = ("overall", "non_live", "multi_turn", "live_parallel", "simple_python", "multi_turn_base")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=200)
-    parser.add_argument("--samples", type=int, default=1)
+    parser.add_argument("--samples", type=int, default=1, help="per entry, current run")
+    parser.add_argument("--baseline-samples", type=int, default=None, help="default: --samples")
     parser.add_argument("--flaky", type=float, default=0.1)
+    parser.add_argument("--weak", action="store_true", help="half the entries pass 3-25 %%")
     parser.add_argument("--fraction", type=float, default=None, help="a --bfcl-sample fraction")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--no-drops", action="store_true", help="false alarms only")
     args = parser.parse_args(argv)
     settings = GateSettings()
     sizes = category_sizes(args.fraction)
-    model = Model.draw(sizes, args.flaky, args.seed)
+    flaky, chance = (0.5, (0.03, 0.25)) if args.weak else (args.flaky, (0.2, 0.8))
+    model = Model.draw(sizes, flaky, args.seed, chance)
+    sides = (args.baseline_samples or args.samples, args.samples)
     size = f"{sum(sizes.values())} entries" + (
         f" ({args.fraction:g} sample)" if args.fraction else ""
     )
-    print(f"{size}, {args.flaky:.0%} flaky, {args.samples} sample(s), {args.reps} pairs of runs")
-    unchanged, _ = simulate(model, model, args.samples, args.reps, args.seed, settings)
+    print(
+        f"{size}, {flaky:.0%} flaky (pass chance {chance[0]:g}-{chance[1]:g}), "
+        f"samples baseline {sides[0]} / current {sides[1]}, {args.reps} pairs of runs"
+    )
+    unchanged, _ = simulate(model, model, sides, args.reps, args.seed, settings)
     print(
         f"unchanged model: gate failed {unchanged.failed}/{unchanged.runs} "
-        f"({unchanged.rate:.1%}); uncorrected McNemar per comparison: "
-        f"{unchanged.failed_uncorrected}/{unchanged.runs}"
+        f"({unchanged.rate:.1%}) over {unchanged.comparisons} comparisons; uncorrected McNemar "
+        f"per comparison: {unchanged.failed_uncorrected}/{unchanged.runs}"
     )
-    for category in ("overall", "live_parallel", "simple_python", "multi_turn_base"):
-        watch = "overall" if category == "overall" else category
-        _, drops = simulate(model, model, args.samples, 20, args.seed + 7, settings, watch)
+    if args.no_drops:
+        return
+    for watch in WATCHED:
+        _, drops = simulate(model, model, sides, 20, args.seed + 7, settings, watch)
         known = [d for d in drops if d is not None]
         if not known:
-            print(f"{category}: the gate states it cannot detect any drop at this size")
+            print(f"{watch}: the gate states it cannot detect any drop at this size")
             continue
         drop = sorted(known)[len(known) // 2]
-        regressed = model.regressed(None if category == "overall" else category, drop, args.seed)
-        caught, _ = simulate(model, regressed, args.samples, args.reps // 2, args.seed + 3,
-                             settings)  # fmt: skip
+        regressed = model.regressed(watch, drop, args.seed)
+        caught, _ = simulate(model, regressed, sides, args.reps // 2, args.seed + 3, settings,
+                             watch)  # fmt: skip
         print(
-            f"{category}: stated detectable drop {drop:.2f} points; a drop of "
-            f"{applied_drop(model, regressed, category):.2f} caught in "
-            f"{caught.failed}/{caught.runs} runs ({caught.rate:.0%})"
+            f"{watch}: stated detectable drop {drop:.2f} points; a drop of "
+            f"{applied_drop(model, regressed, watch):.2f} failed {watch} in "
+            f"{caught.watched_failed}/{caught.runs} runs, the gate in {caught.failed}/{caught.runs}"
         )
+
+
+def _members(model: Model, watch: str) -> set[str]:
+    """The categories a watched score (a category, a group or the overall) is made of."""
+    names = {entry_id.rsplit("_", 1)[0] for entry_id in model.chances}
+    if watch in names:
+        return {watch}
+    return _leaves(watch) & names
+
+
+def _leaves(group: str) -> set[str]:
+    """The categories of a group (a group's member is a group where one of that name exists
+    and is not the group itself: Irrelevance holds the irrelevance category)."""
+    parts = OVERALL_WEIGHTS if group == "overall" else BY_NAME[group].members
+    return {
+        leaf
+        for part in parts
+        for leaf in (_leaves(part) if part in BY_NAME and part != group else {part})
+    }
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import math
 import pytest
 from gate_power import Model, category_sizes, simulate
 
-from pytest_bfcl.report.gate import GateSettings
+from pytest_bfcl.gate.decision import GateSettings
 
 REPS = 120
 SETTINGS = GateSettings()
@@ -27,7 +27,10 @@ def test_unchanged_model_fails_in_at_most_alpha_of_runs(fraction, samples):
     outcome, _ = simulate(model, model, samples, REPS, seed=5, settings=SETTINGS)
     allowance = 2 * math.sqrt(SETTINGS.alpha * (1 - SETTINGS.alpha) / REPS)
     assert outcome.rate <= SETTINGS.alpha + allowance
-    assert outcome.failed_uncorrected > outcome.failed  # what the correction buys
+    if fraction is None:  # what the correction buys over 30 comparisons of a full run
+        # (on a small sample the weighted one-sided tests and the plain two-sided McNemar
+        # reject on different runs, so neither count bounds the other)
+        assert outcome.failed_uncorrected > outcome.failed
 
 
 @pytest.mark.parametrize("watch", ["overall", "simple_python"])
@@ -36,6 +39,6 @@ def test_stated_detectable_drop_is_caught_about_80_percent_of_the_time(watch):
     _, stated = simulate(model, model, 1, 10, seed=6, settings=SETTINGS, watch=watch)
     drops = sorted(d for d in stated if d is not None)
     drop = drops[len(drops) // 2]
-    regressed = model.regressed(None if watch == "overall" else watch, drop, seed=12)
+    regressed = model.regressed(watch, drop, seed=12)
     caught, _ = simulate(model, regressed, 1, 60, seed=7, settings=SETTINGS)
     assert caught.rate >= 0.65

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from pytest_bfcl.report.entries import CONVERSATION_LIMIT, FIELD_LIMIT, EntryRecord
-from pytest_bfcl.report.html import render_html
+from pytest_bfcl.report.html.facts import CONVERSATION_LIMIT, FIELD_LIMIT, EntryRecord
+from pytest_bfcl.report.html.page import render_html
 
 # The record builder and the browser helpers live with the tests; loaded by path, since the
 # tests folder is not a package.

@@ -38,6 +38,7 @@ INI_PATH_FIELDS = frozenset(
     }
 )
 REPLAY_PREFIX = "replay:"
+DEFAULT_CACHE_DIR = ".bfcl-cache"  # the settings' default, relative to the ini file's directory
 
 INVOCATION_KEY = pytest.StashKey["Invocation"]()
 
@@ -119,3 +120,11 @@ def ini_value_in_place(config: pytest.Config, name: str, value: object) -> objec
     if name == "model" and value.startswith(REPLAY_PREFIX) and value[len(REPLAY_PREFIX) :]:
         return REPLAY_PREFIX + placed(value[len(REPLAY_PREFIX) :])
     return value
+
+
+def default_cache_dir(config: pytest.Config) -> str | None:
+    """Where the response cache goes when no option places it: beside the ini file, as pytest
+    keeps ``.pytest_cache`` in the rootdir, so a run from a subdirectory reuses the answers of
+    runs from the top (``None``: the settings' default, where pytest runs, is that place)."""
+    placed = ini_value_in_place(config, "cache_dir", DEFAULT_CACHE_DIR)
+    return None if placed == DEFAULT_CACHE_DIR else str(placed)

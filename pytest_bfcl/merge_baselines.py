@@ -9,8 +9,14 @@ import sys
 from pathlib import Path
 
 from pytest_bfcl.files import write_json_atomic
-from pytest_bfcl.report.baseline import BaselineError, load_baseline, merge_baselines
-from pytest_bfcl.report.baseline_signature import SignatureError, signed, signing_key
+from pytest_bfcl.gate import (
+    BaselineError,
+    SignatureError,
+    load_baseline,
+    merge_baselines,
+    signed,
+    signing_key,
+)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,7 @@ from pytest_bfcl.invocation import (
     INVOCATION_KEY,
     NODE_DIR,
     Invocation,
+    default_cache_dir,
     ini_value_in_place,
     read_invocation,
     selected,
@@ -64,6 +65,8 @@ def _option_values(config: pytest.Config) -> tuple[dict[str, Any], dict[str, str
         values[opt.name] = ini_value_in_place(config, opt.name, config.getini(opt.ini))
         if values[opt.name] not in (None, "", [], False):
             from_ini[opt.name] = f"{opt.ini} (in {_ini(config)})"
+    if values["cache_dir"] in (None, ""):
+        values["cache_dir"] = default_cache_dir(config)
     return values, from_ini
 
 

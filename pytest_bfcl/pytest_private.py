@@ -93,7 +93,7 @@ def switch_junit_writer_off(config: pytest.Config) -> None:
 
 
 def raised_by_junit_writer(exc: BaseException) -> bool:
-    """Whether pytest's junit writer raised ``exc`` (its module is in the traceback)."""
+    """Whether pytest's junit writer raised this (a frame of its module in the traceback)."""
     traceback = exc.__traceback__
     while traceback is not None:
         if traceback.tb_frame.f_code.co_filename.endswith(os.path.join("_pytest", "junitxml.py")):

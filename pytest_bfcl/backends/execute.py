@@ -116,7 +116,8 @@ class Environment:
         return [self.execute_one(call) for call in calls]
 
     def execute_one(self, call: str) -> str:
-        if self._instance_of is not None:
+        if self._instance_of is not None and len(call) <= MAX_TEXT_CHARS:
+            # (a longer call is refused unparsed below: the rewrite of megabytes is not spent)
             call = rewritten_call(call, self._instance_of)
         name = call.split("(", 1)[0]
         if "." in name:

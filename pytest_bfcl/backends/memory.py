@@ -15,7 +15,7 @@ import math
 import re
 from typing import Any, ClassVar
 
-from pytest_bfcl.backends.base import Backend
+from pytest_bfcl.backends.base import Backend, named_as
 from pytest_bfcl.backends.long_context import LongContext
 
 CORE_SIZE, CORE_ENTRY_LENGTH = 7, 300
@@ -147,6 +147,7 @@ def _retrieve(memory: dict[str, str], key: Any) -> dict[str, str]:
     return {"value": memory[key]}
 
 
+@named_as("MemoryAPI_kv")
 class MemoryKV(MemoryBackend):
     """Core memory (small, always shown to the model) and archival memory (larger, searched by
     key), both dictionaries of snake_case keys to text."""
@@ -229,6 +230,7 @@ def _too_long_after(action: str) -> dict[str, str]:
     }
 
 
+@named_as("MemoryAPI_rec_sum")
 class MemoryRecSum(MemoryBackend):
     """One text the model keeps rewriting (a recursive summary), at most 10,000 characters."""
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, NamedTuple
 
+from pytest_bfcl.backends.base import named_as
 from pytest_bfcl.backends.embedding import EmbeddingUnavailable, embedder
 from pytest_bfcl.backends.memory import (
     ARCHIVAL_ENTRY_LENGTH,
@@ -162,6 +163,7 @@ class VectorStore:
         self._unindexed = [_IndexChange(ids, [self.store[i] for i in ids])] if ids else []
 
 
+@named_as("MemoryAPI_vector")
 class MemoryVector(MemoryBackend):
     """Core and archival vector stores with the same bounds as the key-value memory."""
 

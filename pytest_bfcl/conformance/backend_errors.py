@@ -2,10 +2,11 @@
 
 A model's call may name an argument the function lacks, leave out a required one, or pass a
 value of the wrong type; the backend's error text is fed back to the model, so it must read as
-the leaderboard's does. Every public function of every multi-turn backend is called with no
-arguments, with an unknown argument, and with each parameter in turn given values of other
-types (the rest given a value of their own type), each call on a fresh instance loaded with a
-scenario of the benchmark. The same calls run through the official executor in the evaluator's
+the leaderboard's does. Every public function of every multi-turn backend and of the kv and
+rec_sum memories is called with no arguments, with an unknown argument, and with each
+parameter in turn given values of other types (the rest given a value of their own type); the
+benchmark's own calls are varied the same way on their entries' scenarios. Each call runs on a
+fresh instance. The same calls run through the official executor in the evaluator's
 virtualenv (:mod:`pytest_bfcl.conformance.reference`), and the answers are compared as text.
 """
 
@@ -68,13 +69,18 @@ GOOD_VALUES: dict[type, str] = {
 REFERENCE_RUNNER = """
 import json, sys
 from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import execute_multi_turn_func_call
+from pathlib import Path
 cases = json.load(sys.stdin)
 out = []
 for i, case in enumerate(cases):
+    config = case["reference_config"] or case["config"]
+    for scenario in config.values():
+        if "model_result_dir" in scenario:
+            scenario["model_result_dir"] = Path(f"memory_{i}")
     results, _ = execute_multi_turn_func_call(
-        [case["call"]], case["config"], [case["backend"]], "probe", f"case_{i}"
+        case["setup"] + [case["call"]], config, [case["backend"]], "probe", f"case_{i}"
     )
-    out.append(results[0])
+    out.append(results[-1])
 json.dump(out, sys.stdout)
 """
 
@@ -88,11 +94,14 @@ HASH_SEED = "0"
 
 
 class Case(BaseModel):
-    """One call on a fresh instance of one backend loaded with ``config``."""
+    """One call on a fresh instance of one backend loaded with ``config``, after ``setup``."""
 
     backend: str
     config: dict[str, Any]
     call: str
+    setup: list[str] = []
+    # the scenario in the reference's form where it differs (the memory backends')
+    reference_config: dict[str, Any] | None = None
 
 
 class Difference(BaseModel):
@@ -221,6 +230,44 @@ def _variants(backend: str, method: str, arguments: dict[str, str]) -> list[str]
     return out
 
 
+# The memory backends that start without services (the vector one needs its embedding model),
+# each empty as a scenario's first conversation, then given a few entries.
+MEMORY_PROBES: dict[str, tuple[str, list[str]]] = {
+    "MemoryAPI_kv": (
+        "memory_kv_prereq_0-customer-0",
+        [
+            "core_memory_add(key='user_name', value='Ann Lee')",
+            "archival_memory_add(key='trip_plan', value='Rome in May')",
+        ],
+    ),
+    "MemoryAPI_rec_sum": (
+        "memory_rec_sum_prereq_0-customer-0",
+        ["memory_append(text='Likes tea')"],
+    ),
+}
+
+
+def memory_cases() -> list[Case]:
+    """Every badly formed call of every memory function (kv and rec_sum), on an empty memory
+    and on one holding a few entries."""
+    cases: list[Case] = []
+    for backend, (test_id, filled) in MEMORY_PROBES.items():
+        scenario = {"model_result_dir": "", "test_id": test_id, "scenario": "customer"}
+        for method in sorted(backend_class(backend).public_methods()):
+            for call in method_calls(backend, method):
+                cases.extend(
+                    Case(
+                        backend=backend,
+                        config={backend: {"snapshot": None}},
+                        call=call,
+                        setup=setup,
+                        reference_config={backend: scenario},
+                    )
+                    for setup in ([], filled)
+                )
+    return cases
+
+
 def scenario_configs(entries: Iterable[Any]) -> dict[str, dict[str, Any]]:
     """Per multi-turn backend, the scenario of the first entry that involves it (the
     calculator has none)."""
@@ -234,9 +281,12 @@ def scenario_configs(entries: Iterable[Any]) -> dict[str, dict[str, Any]]:
 
 def our_answers(cases: list[Case]) -> list[str]:
     """Each call's answer from pytest-bfcl's backends, each on a fresh instance."""
-    return [
-        Environment.create([case.backend], case.config).execute_one(case.call) for case in cases
-    ]
+    answers = []
+    for case in cases:
+        env = Environment.create([case.backend], case.config)
+        env.execute(case.setup)
+        answers.append(env.execute_one(case.call))
+    return answers
 
 
 def reference_answers(python: Path, cases: list[Case], timeout: float = 600) -> list[str]:

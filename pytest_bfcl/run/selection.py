@@ -11,7 +11,7 @@ from pytest_bfcl.dataset.clusters import clusters_of
 from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import Entry
-from pytest_bfcl.report.detection import plan
+from pytest_bfcl.gate import plan
 from pytest_bfcl.run.sampling import sample_counts, stratified_sample
 from pytest_bfcl.run.scheduler import expected_requests
 from pytest_bfcl.settings import Settings

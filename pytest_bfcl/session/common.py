@@ -12,9 +12,9 @@ import pytest
 
 from pytest_bfcl.dataset.categories import CATEGORIES
 from pytest_bfcl.dataset.custom import unregister_custom_categories
+from pytest_bfcl.gate import Baseline
 from pytest_bfcl.perf import FreezeAsItGrows, forbid_freezing, freeze_long_lived
-from pytest_bfcl.report.baseline import Baseline
-from pytest_bfcl.report.html_records import DocsRefs
+from pytest_bfcl.report.html.records import DocsRefs
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.session.items import NODE_PREFIX, BfclCategory, BfclItem, attach_record, is_bfcl
 

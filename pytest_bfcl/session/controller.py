@@ -17,10 +17,10 @@ import pytest
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.errors import SetupError
+from pytest_bfcl.gate import Baseline, GateResult
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.perf import collect_and_freeze, freeze_long_lived
 from pytest_bfcl.redact import redact_data, redact_text
-from pytest_bfcl.report.baseline import Baseline
 from pytest_bfcl.report.finish import (
     FailureNote,
     FinishedRun,
@@ -28,17 +28,16 @@ from pytest_bfcl.report.finish import (
     closing_sections,
     finish_run,
 )
-from pytest_bfcl.report.gate import GateResult
-from pytest_bfcl.report.html_builder import HtmlBuilder, builder_wanted
-from pytest_bfcl.report.html_entries import HtmlEntries
-from pytest_bfcl.report.junit_cases import TextTestcases, install_text_testcases
-from pytest_bfcl.report.junit_guard import JunitWriteGuard, refuse_unwritable_junit
+from pytest_bfcl.report.html.builder import HtmlBuilder, builder_wanted
+from pytest_bfcl.report.html.entries import HtmlEntries
+from pytest_bfcl.report.junit.cases import TextTestcases, install_text_testcases
+from pytest_bfcl.report.junit.guard import JunitWriteGuard, refuse_unwritable_junit
 from pytest_bfcl.report.properties import ItemProperties
-from pytest_bfcl.report.scores import ScoreBoard, Scores
 from pytest_bfcl.report.usage import Prices, replica_summary, usage_summary
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.run.preflight import left_out_line, preflight, start_shared_servers
 from pytest_bfcl.run.scheduler import ReportedProgress
+from pytest_bfcl.scores.board import ScoreBoard, Scores
 from pytest_bfcl.session.common import (
     SessionPlugin,
     at_line_start,

@@ -13,14 +13,14 @@ from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import Category
 from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.errors import InfrastructureError, RunStopped
+from pytest_bfcl.gate import Baseline
 from pytest_bfcl.markers import marker_names
 from pytest_bfcl.models.base import Generation, Sampled
 from pytest_bfcl.perf import paused_gc
 from pytest_bfcl.pytest_private import FixtureInfoCache, ItemWithFixtures
 from pytest_bfcl.redact import redact_text
-from pytest_bfcl.report.baseline import Baseline
-from pytest_bfcl.report.entries import Outcome, bounded, record_facts
-from pytest_bfcl.report.html_records import DocsRefs, encode_record
+from pytest_bfcl.report.html.facts import Outcome, bounded, record_facts
+from pytest_bfcl.report.html.records import DocsRefs, encode_record
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.render import explain_failure
 from pytest_bfcl.run.engine import BfclRun, Skip

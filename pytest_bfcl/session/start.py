@@ -12,21 +12,21 @@ from pytest_bfcl.dataset.categories import CATEGORIES
 from pytest_bfcl.dataset.custom import add_custom_categories
 from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.errors import SetupError
+from pytest_bfcl.gate import (
+    Baseline,
+    BaselineError,
+    category_noise,
+    incompatibilities,
+    load_baseline,
+    signing_key,
+    stamp_differences,
+)
 from pytest_bfcl.markers import register_markers
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.replay import ReplayError
 from pytest_bfcl.names import PLUGIN_NAME
 from pytest_bfcl.perf import allow_freezing, quick_interpreter_exit
 from pytest_bfcl.redact import redact_text
-from pytest_bfcl.report.baseline import (
-    Baseline,
-    BaselineError,
-    incompatibilities,
-    load_baseline,
-    stamp_differences,
-)
-from pytest_bfcl.report.baseline_signature import signing_key
-from pytest_bfcl.report.detection import category_noise
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.session.common import owns_process
 from pytest_bfcl.session.controller import ControllerPlugin
@@ -107,7 +107,7 @@ def _load_compatible_baseline(settings: Settings, run: BfclRun) -> Baseline | No
         raise BaselineError(
             f"baseline {settings.baseline_path} does not fit this run: " + "; ".join(stamps)
         )
-    run.selection.plan_noise = category_noise(baseline.rates)
+    run.selection.plan_noise = category_noise(baseline.rates, settings.samples)
     problems = incompatibilities(baseline, metadata)
     if problems and not settings.baseline_common:
         raise BaselineError(

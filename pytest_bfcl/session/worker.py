@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from pytest_bfcl.gate import Baseline
 from pytest_bfcl.perf import collect_and_freeze
-from pytest_bfcl.report.baseline import Baseline
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.session.common import SessionPlugin, leave_bfcl_failures_out_of_sections
 from pytest_bfcl.session.handoff import REPLICAS_OUTPUT

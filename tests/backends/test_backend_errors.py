@@ -1,7 +1,7 @@
 """Badly formed calls answered as the leaderboard's backends answer them: the same checks in
 the same order, so a value of the wrong type fails with the same Python error. Each expected
 text is made here by performing the reference's operation on the value; the exhaustive
-comparison with the official executor is in tests/conformance/test_backend_errors.py."""
+comparison with the official executor is in tests/conformance/test_reference_backend_errors.py."""
 
 from __future__ import annotations
 
@@ -121,6 +121,23 @@ def test_missing_and_unknown_arguments_fail_as_python_says_for_the_reference_cla
     assert env.execute_one(f"cd(folder='r', {UNKNOWN_ARGUMENT}=1)") == (
         f"Error during execution: GorillaFileSystem.cd() got an unexpected keyword argument "
         f"'{UNKNOWN_ARGUMENT}'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("backend", "call", "reference_class"),
+    [
+        ("MemoryAPI_kv", "core_memory_retrieve()", "MemoryAPI_kv"),
+        ("MemoryAPI_rec_sum", "memory_append()", "MemoryAPI_rec_sum"),
+    ],
+)
+def test_memory_functions_carry_the_reference_class_name_in_argument_errors(
+    backend, call, reference_class
+):
+    env = Environment.create([backend], {backend: {"snapshot": None}})
+    name = call.removesuffix("()")
+    assert env.execute_one(call).startswith(
+        f"Error during execution: {reference_class}.{name}() missing 1 required positional"
     )
 
 

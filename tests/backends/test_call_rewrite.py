@@ -8,8 +8,8 @@ from typing import Any
 
 from pytest_bfcl.backends.execute import _CALLED_NAME, Environment, instance_name, rewritten_call
 from pytest_bfcl.dataset.models import Entry
+from pytest_bfcl.gate.baseline import Baseline, stamp_differences
 from pytest_bfcl.models.base import StepReply, StepRequest, Task
-from pytest_bfcl.report.baseline import Baseline, stamp_differences
 from pytest_bfcl.report.render import not_comparable_lines
 from pytest_bfcl.run.conversation import Conversation
 from pytest_bfcl.run.leaderboard import deviations
@@ -133,3 +133,24 @@ def test_the_corrected_run_is_marked_not_comparable_in_reports_and_stamp():
         _baseline({"leaderboard_deviations": fixed}), {"leaderboard_deviations": fixed}
     )
     assert not any("deviations" in p for p in same)
+
+
+def test_a_run_with_exact_call_text_says_so_in_the_terminal_and_the_html_page(
+    pytester, data_source, tmp_path
+):
+    html = tmp_path / "report.html"
+    result = pytester.runpytest(
+        "--bfcl-model=oracle",
+        "--bfcl-category=multi_turn_base",
+        "--bfcl-sample=2",
+        f"--bfcl-data={data_source.data_dir}",
+        "--bfcl-exact-call-text",
+        f"--bfcl-html={html}",
+        "-p",
+        "no:cacheprovider",
+    )
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        ["--bfcl-exact-call-text *: scores not comparable to the leaderboard"]
+    )
+    assert "not comparable to the leaderboard" in html.read_text(encoding="utf-8")

@@ -116,6 +116,18 @@ def test_a_difference_is_counted_per_request_with_an_example():
     assert "temperature: 2 request(s); e.g. ours 0.0, official 0.001" in shown
 
 
+def test_a_long_text_is_shown_where_the_two_sides_part():
+    text = "x" * 500
+    ours = [_chat({"role": "user", "content": "q"}, RESULT | {"content": text + "MemoryKV.f()"})]
+    official = [
+        _chat({"role": "user", "content": "q"}, RESULT | {"content": text + "MemoryAPI_kv.f()"})
+    ]
+    [difference] = compare_category("c", ours, official).differences
+    assert difference.path == "messages[*].content"
+    assert "MemoryKV.f()" in difference.ours and "MemoryAPI_kv.f()" in difference.official
+    assert difference.ours.startswith('..."xxx')
+
+
 def test_a_request_only_one_side_sent_is_reported_as_such():
     official = [_chat(USER), _chat(USER, CALL, RESULT)]
     result = compare_category("c", [_chat(USER)], official)

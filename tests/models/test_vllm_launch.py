@@ -113,6 +113,7 @@ def test_caches_go_under_the_run_unless_the_environment_says(tmp_path, monkeypat
     ("name", "config", "parser"),
     [
         ("Qwen/Qwen2.5-7B-Instruct", None, "hermes"),
+        ("Qwen/QwQ-32B", None, "hermes"),
         ("Qwen/Qwen3-Coder-30B-A3B-Instruct", None, "qwen3_coder"),
         ("meta-llama/Llama-3.1-8B-Instruct", None, "llama3_json"),
         ("mistralai/Mistral-7B-Instruct-v0.3", None, "mistral"),

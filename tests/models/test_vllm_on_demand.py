@@ -112,3 +112,14 @@ def test_under_xdist_the_controller_starts_the_server_for_its_workers(pytester, 
     )
     result.assert_outcomes(passed=16)
     assert starts(stand_in) == 1  # one server, shared: no worker started its own
+
+
+def test_an_executable_that_is_not_there_is_said_at_start(pytester, stand_in, tmp_path):
+    result, _ = run(
+        pytester, tmp_path, "acme/tool-model-7b", "missing",
+        f"--bfcl-vllm-exe={tmp_path / 'venv' / 'bin' / 'vllm'}",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "--bfcl-vllm-exe" in err and "is not a command here" in err and "docs/vllm.md" in err
+    assert starts(stand_in) == 0

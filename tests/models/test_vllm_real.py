@@ -1,8 +1,9 @@
-"""Real vLLM in the loop, on a CPU: ``--bfcl-model=vllm:`` starts the vLLM CPU build, waits for
-it, scores entries through its tool-call parser (function-calling mode, two replicas) and its
-chat template (prompting mode), holds a multi-turn conversation, and stops it leaving no process
-or temporary file behind; a rerun answered from the response cache starts no server, and
-replaying the written results gives the same verdicts.
+"""Real vLLM in the loop, on a CPU: ``--bfcl-model=vllm:`` starts the vLLM CPU build through its
+own ``vllm`` command, waits for it, scores entries in function-calling mode on two replicas (the
+``xlam`` parser and a tools chat template; tool calls asked for with ``--bfcl-extra-body``) and
+in prompting mode (the model's own chat template, a multi-turn conversation included), and
+stops it leaving no process or temporary file behind; a rerun answered from the response cache
+starts no server, and replaying the written results gives the same verdicts.
 
 Needs a vLLM environment, given by two environment variables (``.ci/vllm/prepare.sh`` makes
 one and prints them):

@@ -195,3 +195,15 @@ def test_the_engine_stays_a_coordinator():
     # modules; the engine wires them (at most 300 lines).
     lines = (PACKAGE / "run" / "engine.py").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 300
+
+
+def test_the_gate_is_read_through_its_public_surface():
+    # Reports, the session and the tools import ``pytest_bfcl.gate``, never its modules.
+    reaching_in = [
+        f"{path.relative_to(REPO)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).parts[0] != "gate"
+        for module, line in _imported_modules(path)
+        if module.startswith("pytest_bfcl.gate.")
+    ]
+    assert reaching_in == []

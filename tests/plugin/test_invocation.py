@@ -66,7 +66,7 @@ def test_last_failed_reruns_only_the_failed_entries(repo):
     assert "run-last-failure: rerun previous" in again.stdout.str()
 
 
-def test_ini_paths_are_read_from_the_ini_files_directory(repo, monkeypatch):
+def test_ini_paths_are_read_from_the_ini_files_directory(repo, cache_dir_in_header, monkeypatch):
     sub = repo.path / "tests"
     monkeypatch.chdir(sub)
     result = repo.runpytest_subprocess("-p", "no:cacheprovider", "--bfcl-sample=2")
@@ -75,6 +75,18 @@ def test_ini_paths_are_read_from_the_ini_files_directory(repo, monkeypatch):
     assert json.loads(report.read_text())["categories"]["live_parallel"]["total"] == 2
     assert not (sub / "reports").exists()
     assert "../reports/bfcl-report.json" in result.stdout.str()  # printed from where it ran
+    # the response cache too sits beside the ini file, as pytest's own cache in the rootdir
+    assert "response cache: ../.bfcl-cache" in result.stdout.str()
+
+
+@pytest.fixture
+def cache_dir_in_header(repo):
+    repo.makeconftest(
+        "def pytest_report_header(config):\n"
+        "    plugin = config.pluginmanager.get_plugin('bfcl-session')\n"
+        "    return f'response cache: {plugin.settings.cache_dir}' if plugin else None\n"
+    )
+    return repo
 
 
 def test_ini_keys_without_asking_leave_the_plugin_quiet_and_no_bfcl_leaves_it_out(repo):

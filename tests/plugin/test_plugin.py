@@ -236,7 +236,7 @@ def test_xdist_gives_the_same_report(pytester, data_args, dataset, tmp_path):
     pytest.importorskip("xdist")
     results = tmp_path / "r"
     write_results(results, dataset, "live_parallel", "live", {"live_parallel_4-1-0": "no call"})
-    from pytest_bfcl.report.html import read_data_element
+    from pytest_bfcl.report.html.page import read_data_element
 
     reports, pages = [], []
     for workers in ("0", "2"):

@@ -6,6 +6,7 @@ main, and a planted regression that must fail the gate and say why."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -75,6 +76,27 @@ def test_both_ci_files_run_the_same_commands():
     assert not any(re.search(r"(^|\s)-n\b", line) for line in pull_request)  # one process
 
 
+def test_ci_caches_the_dataset_and_the_responses_where_the_plugin_keeps_them():
+    from pytest_bfcl.settings import Settings
+
+    cached = [s["with"]["path"] for s in github_steps() if s.get("uses") == "actions/cache@v4"]
+    assert cached == [".bfcl-data", str(Settings(model="oracle").cache_dir)]
+    workflow = yaml.safe_load((TEMPLATE / ".github" / "workflows" / "bfcl.yml").read_text())
+    assert workflow["env"]["BFCL_CACHE_DIR"].endswith("/.bfcl-data")
+    jobs = gitlab()[".bfcl"]
+    assert jobs["variables"]["BFCL_CACHE_DIR"] == "$CI_PROJECT_DIR/.bfcl-data"
+    assert [c["paths"] for c in jobs["cache"][:2]] == [[".bfcl-data/"], [".bfcl-cache/"]]
+    ignored = (TEMPLATE / ".gitignore").read_text().split()
+    assert {"reports/", ".bfcl-cache/", ".bfcl-data/", ".pytest_cache/"} <= set(ignored)
+
+
+def test_the_committed_baseline_matches_the_pinned_release():
+    baseline = json.loads((TEMPLATE / "baseline" / "bfcl-baseline.json").read_text())
+    assert baseline["metadata"]["dataset"]["version"] == "2026.3.23"
+    assert baseline["metadata"]["dataset"]["data_dir"] is None
+    assert len(baseline["verdicts"]) == 3641 + 2  # single_turn and the two acme_tools entries
+
+
 def _git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 
@@ -94,6 +116,7 @@ def _shell(cwd: Path, line: str, env: dict[str, str]) -> subprocess.CompletedPro
 def adopted(tmp_path_factory, data_source) -> dict[str, Any]:
     """A team's repository made from the template, cloned as CI checks it out, with the plugin
     installed by the CI files' own install line from a wheel of this checkout."""
+    pytest.importorskip("build")  # a development dependency: makes the wheel installed
     root = tmp_path_factory.mktemp("adoption")
     assert REPO not in root.parents
     built = subprocess.run(

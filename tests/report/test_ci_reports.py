@@ -62,7 +62,7 @@ def test_reports_for_ci(gate_env, tmp_path, monkeypatch):
 
 
 def test_summary_testcases_spliced_as_text_equal_the_parsed_way(tmp_path):
-    from pytest_bfcl.report.junit_summary import _add_parsed, _splice
+    from pytest_bfcl.report.junit.summary import _add_parsed, _splice
 
     written = (
         '<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests">'

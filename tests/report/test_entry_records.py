@@ -10,7 +10,7 @@ import pytest
 
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.models.base import Generation
-from pytest_bfcl.report.entries import (
+from pytest_bfcl.report.html.facts import (
     FIELD_LIMIT,
     bounded,
     bounded_conversation,
@@ -141,7 +141,7 @@ def test_bounded_renders_any_value_as_the_piecewise_renderer_does(limit):
     way the text is the same, cut at the same place."""
     import random
 
-    from pytest_bfcl.report.entries import _bounded_pieces, _plain
+    from pytest_bfcl.report.html.facts import _bounded_pieces, _plain
 
     rng = random.Random(limit)
     values = [v for v in (_random_value(rng) for _ in range(3000)) if not isinstance(v, str)]
@@ -151,7 +151,7 @@ def test_bounded_renders_any_value_as_the_piecewise_renderer_does(limit):
 
 
 def test_docs_are_named_once_per_list_of_doc_objects():
-    from pytest_bfcl.report.html_records import DocsRefs
+    from pytest_bfcl.report.html.records import DocsRefs
 
     shared = [{"name": f"f{i}", "description": "é\ud800", "parameters": {"b": 1, "a": [i]}}
               for i in range(4)]  # fmt: skip
@@ -166,8 +166,8 @@ def test_docs_are_named_once_per_list_of_doc_objects():
 def test_a_records_html_parts_without_a_model_are_those_of_the_model():
     """The run builds each entry's HTML parts from plain fields; they must be what the
     validated record dumps (index and details, defaults left out, in the record's order)."""
-    from pytest_bfcl.report.entries import record_fields
-    from pytest_bfcl.report.html_entries import INDEX_FIELDS, compact_json, parts_of
+    from pytest_bfcl.report.html.entries import INDEX_FIELDS, compact_json, parts_of
+    from pytest_bfcl.report.html.facts import record_fields
 
     verdicts = [
         None,

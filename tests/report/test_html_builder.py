@@ -1,5 +1,5 @@
 """Entry records packed where the entry finished and rendered where the page is built, in the
-session or in a builder process of its own (pytest_bfcl/report/html_records.py,
+session or in a builder process of its own (pytest_bfcl/report/html/records.py,
 html_builder.py): the page's data is the same either way, hostile values included, and a
 builder that dies makes the HTML report "not written" without losing anything else."""
 
@@ -16,16 +16,16 @@ from typing import Any
 
 import pytest
 
-from pytest_bfcl.report.entries import (
+from pytest_bfcl.report.html.builder import HtmlBuilder, HtmlBuilderError
+from pytest_bfcl.report.html.entries import HtmlEntries, parts_of, script_safe
+from pytest_bfcl.report.html.facts import (
     fields_from_facts,
     functions_json,
     functions_key,
     record_facts,
 )
-from pytest_bfcl.report.html import read_script_element
-from pytest_bfcl.report.html_builder import HtmlBuilder, HtmlBuilderError
-from pytest_bfcl.report.html_entries import HtmlEntries, parts_of, script_safe
-from pytest_bfcl.report.html_records import DocsRefs, encode_record
+from pytest_bfcl.report.html.page import read_script_element
+from pytest_bfcl.report.html.records import DocsRefs, encode_record
 
 
 class _Entry:
@@ -239,7 +239,7 @@ def test_the_builder_imports_the_package_the_session_runs(tmp_path, monkeypatch)
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals, /proc")
 def test_a_stopped_builder_is_ended_and_the_page_not_written(monkeypatch):
-    from pytest_bfcl.report import answer_deadline
+    from pytest_bfcl.report.html import answer_deadline
 
     monkeypatch.setattr(answer_deadline, "STOPPED_GRACE", 0.5)
     builder = HtmlBuilder.start()
@@ -260,7 +260,7 @@ def test_a_stopped_builder_is_ended_and_the_page_not_written(monkeypatch):
 
 
 def test_a_builder_that_does_not_answer_in_time_is_ended(monkeypatch):
-    from pytest_bfcl.report import answer_deadline
+    from pytest_bfcl.report.html import answer_deadline
 
     monkeypatch.setattr(answer_deadline, "ANSWER_DEADLINE", 0.5)
     process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
@@ -278,7 +278,7 @@ def test_a_stopped_builder_leaves_every_other_file_written(pytester, data_source
     pytester.makeconftest(
         "import os, signal\n"
         "import pytest\n"
-        "from pytest_bfcl.report import answer_deadline\n"
+        "from pytest_bfcl.report.html import answer_deadline\n"
         "answer_deadline.STOPPED_GRACE = 1.0\n"
         "@pytest.hookimpl(trylast=True)\n"
         "def pytest_collection_finish(session):\n"

@@ -27,18 +27,18 @@ from pytest_bfcl.dataset.categories import (
     MULTI_TURN,
     WEB_SEARCH,
 )
-from pytest_bfcl.report.entries import EntryRecord, bounded, functions_key
-from pytest_bfcl.report.gate import GateResult, GateSettings, evaluate_gate
-from pytest_bfcl.report.html import (
+from pytest_bfcl.gate.decision import GateResult, GateSettings, evaluate_gate
+from pytest_bfcl.report.html.entries import GZIP_ABOVE, HtmlEntries
+from pytest_bfcl.report.html.facts import EntryRecord, bounded, functions_key
+from pytest_bfcl.report.html.page import (
     collect,
     data_elements,
     read_data_element,
     render_html,
     write_html,
 )
-from pytest_bfcl.report.html_entries import GZIP_ABOVE, HtmlEntries
-from pytest_bfcl.report.html_tables import gate_verdict
-from pytest_bfcl.report.scores import ScoreBoard, Scores
+from pytest_bfcl.report.html.tables import gate_verdict
+from pytest_bfcl.scores.board import ScoreBoard, Scores
 
 HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)>&amp;\u2028\ud800"
 STATE_DIFF = "    GorillaFileSystem.root:"

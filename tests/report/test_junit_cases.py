@@ -1,4 +1,4 @@
-"""BFCL items' junit testcases written as text (pytest_bfcl/report/junit_cases.py): the file is
+"""BFCL items' junit testcases written as text (pytest_bfcl/report/junit/cases.py): the file is
 the one pytest's own writer makes (``-p no:bfcl_junit``), for every outcome an item can have
 and every junit setting, with other tests in the same run."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from gate_scenario import ids
 
-from pytest_bfcl.report import junit_cases
+from pytest_bfcl.report.junit import cases as junit_cases
 
 # Outcomes of every shape: a skip and an error in set-up, an error in teardown after a pass and
 # after a failure, an attribute recorded by a fixture, properties with characters XML forbids,

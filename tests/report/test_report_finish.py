@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from pytest_bfcl.gate.decision import GateSettings, compare
 from pytest_bfcl.report.csv_tables import csv_tables
 from pytest_bfcl.report.finish import (
     FailureNote,
@@ -15,11 +16,10 @@ from pytest_bfcl.report.finish import (
     failure_lines,
     finish_run,
 )
-from pytest_bfcl.report.gate import GateSettings, compare
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.render import gate_block, score_table
-from pytest_bfcl.report.scores import ScoreBoard
-from pytest_bfcl.report.stats import mean_interval, mean_variance
+from pytest_bfcl.scores.board import ScoreBoard
+from pytest_bfcl.scores.intervals import mean_interval, mean_variance
 from pytest_bfcl.settings import Settings
 
 
@@ -282,7 +282,7 @@ def test_the_chart_has_a_legend_naming_its_colours():
 
 
 def test_the_html_score_table_shows_web_tool_failures():
-    from pytest_bfcl.report.html import render_html
+    from pytest_bfcl.report.html.page import render_html
 
     board = ScoreBoard()
     board.add_verdict("web_search_base_0", "web_search_base", True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_bfcl.report.wording import LINE_WIDTH, count, fit, fit_all, listed, signed
+from pytest_bfcl.wording import LINE_WIDTH, count, fit, fit_all, listed, signed
 
 
 def test_counts_take_the_right_plural():

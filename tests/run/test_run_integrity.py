@@ -12,13 +12,13 @@ import pytest
 
 from pytest_bfcl.check.oversized import oversized_answer_verdict
 from pytest_bfcl.check.single_turn import ScoringOptions
+from pytest_bfcl.gate.baseline import BaselineError, load_baseline, save_baseline, tampering
+from pytest_bfcl.gate.completeness import incompleteness, top_reason
+from pytest_bfcl.gate.decision import GateSettings, evaluate_gate
 from pytest_bfcl.models.base import Task
 from pytest_bfcl.models.replay import ReplayError, ReplayModel
-from pytest_bfcl.report.baseline import BaselineError, load_baseline, save_baseline, tampering
-from pytest_bfcl.report.completeness import incompleteness, top_reason
-from pytest_bfcl.report.gate import GateSettings, evaluate_gate
-from pytest_bfcl.report.scores import ScoreBoard
 from pytest_bfcl.run import preflight
+from pytest_bfcl.scores.board import ScoreBoard
 from pytest_bfcl.testing.result_files import write_oracle_results
 
 

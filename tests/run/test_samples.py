@@ -14,11 +14,11 @@ import pytest
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.clusters import clusters_of
 from pytest_bfcl.dataset.known_errors import KnownError, corrected_answer, known_errors
+from pytest_bfcl.gate.detection import plan
 from pytest_bfcl.kinds import open_dataset
 from pytest_bfcl.merge_baselines import main as merge_main
 from pytest_bfcl.models.oracle import Flakiness
-from pytest_bfcl.report.detection import plan
-from pytest_bfcl.report.stats import mean_interval
+from pytest_bfcl.scores.intervals import mean_interval
 
 CATEGORIES = "simple_python,live_parallel,irrelevance"
 

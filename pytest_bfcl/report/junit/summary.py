@@ -1,0 +1,113 @@
+"""One summary testcase per category in the junit file, for dashboards that chart testcases:
+its properties carry the scores, and it fails when the gate failed on that category.
+
+The testcases are spliced into the file pytest wrote, as text: parsing and writing back a
+junit file of thousands of entries cost more than writing it had."""
+
+from __future__ import annotations
+
+import os
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from pytest_bfcl.files import write_text_atomic
+from pytest_bfcl.gate import GateResult
+from pytest_bfcl.scores.models import Scores
+
+_OPENING = re.compile(r"<(testsuites|testsuite)\b[^>]*>")
+_COUNT = re.compile(r' (tests|failures)="(\d+)"')
+_SUITE_END = "</testsuite>"
+
+
+def add_summary_testcases(path: Path, scores: Scores, gate: GateResult | None) -> None:
+    text = path.read_text("utf-8")
+    cases, failed = summary_testcases(scores, gate)
+    spliced = _splice(text, cases, failed)
+    if spliced is None:  # not the shape pytest writes: the XML way
+        _add_parsed(path, cases, failed)
+        return
+    # through a link to the file (the link stays)
+    write_text_atomic(Path(os.path.realpath(path)), spliced)
+
+
+def _splice(text: str, cases: list[ET.Element], failed: int) -> str | None:
+    """The file's text with the testcases before its one suite's end tag and the suite's and
+    root's counts raised; None if it has not exactly one suite with such an end."""
+    if text.count(_SUITE_END) != 1:
+        return None
+    start = text.find("<testsuite ")
+    if start < 0:
+        return None
+    head_end = text.find(">", start) + 1
+    counts = {"tests": len(cases), "failures": failed}
+
+    def raise_counts(opening: re.Match[str]) -> str:
+        return _COUNT.sub(
+            lambda m: f' {m.group(1)}="{int(m.group(2)) + counts[m.group(1)]}"', opening.group(0)
+        )
+
+    head = _OPENING.sub(raise_counts, text[:head_end])
+    end = text.rindex(_SUITE_END)
+    added = "".join(ET.tostring(case, encoding="unicode") for case in cases)
+    return head + text[head_end:end] + added + text[end:]
+
+
+def _add_parsed(path: Path, cases: list[ET.Element], failed: int) -> None:
+    tree = ET.parse(path)
+    root = tree.getroot()
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    if suite is None:
+        return
+    suite.extend(cases)
+    for element in {suite, root}:
+        if "tests" in element.attrib:
+            element.set("tests", str(int(element.get("tests", "0")) + len(cases)))
+        if "failures" in element.attrib:
+            element.set("failures", str(int(element.get("failures", "0")) + failed))
+    tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def summary_testcases(scores: Scores, gate: GateResult | None) -> tuple[list[ET.Element], int]:
+    """The summary testcases, and how many of them fail."""
+    cases: list[ET.Element] = []
+    compared = {c.name: c for c in gate.comparisons} if gate else {}
+    failed = 0
+    for name, cat in scores.categories.items():
+        case = ET.Element("testcase", classname="bfcl.summary", name=name, time="0")
+        cases.append(case)
+        props = ET.SubElement(case, "properties")
+        values = {
+            "bfcl_accuracy": "" if cat.accuracy is None else f"{cat.accuracy:.6f}",
+            "bfcl_correct": str(cat.correct),
+            "bfcl_total": str(cat.total),
+            "bfcl_complete": str(cat.complete).lower(),
+            "bfcl_samples": str(cat.samples),
+            "bfcl_flaky": str(cat.flaky),
+        }
+        if cat.ci95 is not None:
+            values["bfcl_ci95_low"] = f"{cat.ci95[0]:.6f}"
+            values["bfcl_ci95_high"] = f"{cat.ci95[1]:.6f}"
+        if cat.pass_all is not None and cat.pass_any is not None:
+            values["bfcl_pass_all"] = f"{cat.pass_all:.6f}"
+            values["bfcl_pass_any"] = f"{cat.pass_any:.6f}"
+        comparison = compared.get(name)
+        if comparison is not None:
+            values["bfcl_baseline_accuracy"] = f"{comparison.baseline_accuracy:.6f}"
+            values["bfcl_p_value"] = f"{comparison.p_value:.6g}"
+            values["bfcl_regressions"] = str(len(comparison.regressions))
+            values["bfcl_flaky_before"] = str(len(comparison.flaky_before))
+            if comparison.detectable_drop is not None:
+                values["bfcl_detectable_drop"] = f"{comparison.detectable_drop:.2f}"
+        for key, value in values.items():
+            ET.SubElement(props, "property", name=key, value=value)
+        if comparison is not None and comparison.failed:
+            failure = ET.SubElement(
+                case,
+                "failure",
+                message=f"{name} dropped {comparison.drop_points:.2f} points "
+                f"(p={comparison.p_value:.3g})",
+            )
+            failure.text = "regressed: " + ", ".join(comparison.regressions)
+            failed += 1
+    return cases, failed
