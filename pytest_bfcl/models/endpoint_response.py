@@ -74,9 +74,8 @@ def context_record(message: str, latency: float, kind: str = "context") -> dict[
     }
 
 
-def completion_record(body: bytes, latency: float) -> dict[str, Any]:
-    """The stored record of a chat completion (the response's JSON, read as plain data;
-    any field of an odd shape reads as absent or as text, never as calls)."""
+def json_object(body: bytes) -> dict[str, Any]:
+    """A 2xx answer's body as a JSON object; anything else is a failed attempt."""
     try:
         response = json.loads(body)
     except (ValueError, RecursionError) as exc:
@@ -87,6 +86,13 @@ def completion_record(body: bytes, latency: float) -> dict[str, Any]:
         raise Failure(
             "silent", f"the server answered with JSON that is not an object: {body[:80]!r}"
         )
+    return response
+
+
+def completion_record(body: bytes, latency: float) -> dict[str, Any]:
+    """The stored record of a chat completion (the response's JSON, read as plain data;
+    any field of an odd shape reads as absent or as text, never as calls)."""
+    response = json_object(body)
     choices = response.get("choices")
     first = choices[0] if isinstance(choices, list) and choices else None
     choice = first if isinstance(first, dict) else {}

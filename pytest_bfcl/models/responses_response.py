@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from pytest_bfcl.models.endpoint_errors import Failure, error_text
-from pytest_bfcl.models.endpoint_response import call_name, text_of, token_count
+from pytest_bfcl.models.endpoint_response import call_name, json_object, text_of, token_count
 
 
 def output_text(items: list[dict[str, Any]]) -> str:
@@ -48,16 +48,7 @@ def finish_reason(response: dict[str, Any]) -> str | None:
 
 def responses_record(body: bytes, latency: float) -> dict[str, Any]:
     """The stored record of a Responses answer, with ``echo``: its output items."""
-    try:
-        response = json.loads(body)
-    except (ValueError, RecursionError) as exc:
-        raise Failure(
-            "silent", f"the server answered with a body that is not JSON: {exc}"
-        ) from None
-    if not isinstance(response, dict):
-        raise Failure(
-            "silent", f"the server answered with JSON that is not an object: {body[:80]!r}"
-        )
+    response = json_object(body)
     output = response.get("output")
     if not isinstance(output, list):
         raise Failure("silent", not_a_response(response))
