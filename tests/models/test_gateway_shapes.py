@@ -11,7 +11,6 @@ import pytest
 
 from pytest_bfcl.check.oversized import oversized_answer_verdict
 from pytest_bfcl.check.single_turn import ScoringOptions
-from pytest_bfcl.models.base import Task
 from pytest_bfcl.models.cache import ResponseCache, cache_key
 from pytest_bfcl.models.openai_chat import (
     EndpointSettings,
@@ -20,22 +19,9 @@ from pytest_bfcl.models.openai_chat import (
     ServerDown,
 )
 from pytest_bfcl.scoring import PROMPT_FILTERED, PROMPT_FILTERED_ERROR_TYPE
-from pytest_bfcl.testing.fake_openai import FakeOpenAI
 from pytest_bfcl.testing.gateway_faults import QUOTA_MESSAGE, UPSTREAM_ERROR
 
-CATS = ["live_relevance", "live_irrelevance"]
 UPSTREAM_SHAPES = ["choice_error", "finish_error", "error_beside"]
-
-
-@pytest.fixture
-def server(dataset):
-    with FakeOpenAI(dataset, CATS) as fake:
-        yield fake
-
-
-@pytest.fixture
-def task(dataset):
-    return Task(dataset.entries("live_relevance")[0], None)
 
 
 def model_for(fake, texts, cache=None, **overrides) -> OpenAIChatModel:

@@ -34,18 +34,6 @@ from pytest_bfcl.web.access import FAILURES_TO_STOP, WebAccess, WebSettings, Web
 CATS = ["live_relevance", "live_irrelevance"]
 
 
-@pytest.fixture
-def server(dataset):
-    with FakeOpenAI(dataset, CATS) as fake:
-        yield fake
-
-
-@pytest.fixture
-def task(dataset):
-    entry = dataset.entries("live_relevance")[0]
-    return Task(entry, None)
-
-
 def model_for(fake, texts, cache=None, **overrides) -> OpenAIChatModel:
     settings = {"model": "test-model", "base_urls": (fake.base_url,), "backoff": 0.01}
     settings.update(overrides)

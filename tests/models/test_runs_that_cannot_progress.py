@@ -11,7 +11,6 @@ import pytest
 from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.errors import SetupError
 from pytest_bfcl.models import rate_limit
-from pytest_bfcl.models.base import Task
 from pytest_bfcl.models.openai_chat import (
     EndpointSettings,
     InferenceError,
@@ -19,21 +18,7 @@ from pytest_bfcl.models.openai_chat import (
     ServerDown,
 )
 from pytest_bfcl.models.rate_limit import RETRY_AFTER_CAP, RateLimitWatch, retry_delay
-from pytest_bfcl.testing.fake_openai import FakeOpenAI
 from pytest_bfcl.testing.gateway_faults import REDIRECT_TARGET
-
-CATS = ["live_relevance", "live_irrelevance"]
-
-
-@pytest.fixture
-def server(dataset):
-    with FakeOpenAI(dataset, CATS) as fake:
-        yield fake
-
-
-@pytest.fixture
-def task(dataset):
-    return Task(dataset.entries("live_relevance")[0], None)
 
 
 def model_for(fake, texts, **overrides) -> OpenAIChatModel:
