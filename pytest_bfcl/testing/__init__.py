@@ -3,8 +3,9 @@ usable by a team testing its own hooks and handlers:
 
 - ``fake_openai.FakeOpenAI``: an OpenAI-compatible server that answers with the oracle's
   answers (tool calls or prompting text), with a latency, a capacity and hostile behaviours
-  (stalls, drips, huge bodies, refusals, gateway errors); ``python -m
-  pytest_bfcl.testing.fake_openai CATEGORIES LATENCY`` runs it in a process of its own;
+  (stalls, drips, huge bodies, refusals, gateway errors), on chat completions and the
+  Responses API (``responses_wire``); ``python -m pytest_bfcl.testing.fake_openai
+  [CATEGORIES] [--port N]`` runs it in a process of its own (``fake_server_cli``);
 - ``stand_in_vllm``: a stand-in for the ``vllm`` executable (``python -m
   pytest_bfcl.testing.stand_in_vllm serve MODEL --host H --port P``) for the server life cycle;
 - ``recording_server.RecordingServer``: a chat-completions and Responses API server that

@@ -22,10 +22,10 @@ from typing import Any
 from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.load import Dataset
-from pytest_bfcl.kinds import open_dataset
 from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.oracle import OracleModel
 from pytest_bfcl.testing.gateway_faults import GATEWAY_FAULTS
+from pytest_bfcl.testing.responses_wire import chat_body, response_of
 
 _TOOL_RESULTS_PREFIX = "[{'role': 'tool'"  # prompting mode feeds results back as user messages
 
@@ -73,7 +73,12 @@ class _Server(ThreadingHTTPServer):
 
 class FakeOpenAI:
     def __init__(
-        self, dataset: Dataset, categories: list[str], latency: float = 0.0, mode: str = "fc"
+        self,
+        dataset: Dataset,
+        categories: list[str],
+        latency: float = 0.0,
+        mode: str = "fc",
+        port: int = 0,
     ) -> None:
         self.latency = latency
         self.mode = mode  # answer with tool calls (fc) or text (prompt)
@@ -124,7 +129,7 @@ class FakeOpenAI:
         # Conversations whose first request is identical (same question, same functions): the
         # server cannot tell them apart, so it answers them with the first one's ground truth.
         self.ambiguous = {i for ids in signatures.values() if len(ids) > 1 for i in ids[1:]}
-        self.server = _Server(("127.0.0.1", 0), self._handler())
+        self.server = _Server(("127.0.0.1", port), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -239,6 +244,9 @@ class FakeOpenAI:
                 arrived = time.time()
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length))
+                responses = self.path.split("?")[0].rstrip("/").endswith("/responses")
+                if responses:  # OpenAI's Responses API: the same answers, in its shape
+                    body = chat_body(body)
                 fault = fake.always or fake.chat_fault
                 if fault and self._hostile(fault):
                     return None
@@ -295,7 +303,7 @@ class FakeOpenAI:
                     return self._send_huge(body)
                 completion = fake.completion(body, answer[fake.mode], fake.mode, fault, fake.flood)
                 completion.update(fake.patch)
-                self._send(200, completion)
+                self._send(200, response_of(completion) if responses else completion)
                 fake.last_answer = time.time()
                 return None
 
@@ -401,38 +409,7 @@ class FakeOpenAI:
         }
 
 
-def main() -> None:
-    """Serve in this process until killed: ``python fake_openai.py CATEGORIES LATENCY [MODE]
-    [--capacity N] [--die-after N] [--stall-after N]``; prints the base URL on the first
-    line. ``--die-after``: the process exits after answering that many chat requests."""
-    import argparse
-    import os
+if __name__ == "__main__":  # the command line: python -m pytest_bfcl.testing.fake_openai
+    from pytest_bfcl.testing.fake_server_cli import main
 
-    from pytest_bfcl.dataset.fetch import ensure_pinned_data
-
-    parser = argparse.ArgumentParser()
-    parser.add_argument("categories")
-    parser.add_argument("latency", type=float)
-    parser.add_argument("mode", nargs="?", default="fc")
-    parser.add_argument("--capacity", type=int)
-    parser.add_argument("--die-after", type=int)
-    parser.add_argument("--stall-after", type=int)
-    args = parser.parse_args()
-    fake = FakeOpenAI(
-        open_dataset(ensure_pinned_data()), args.categories.split(","), args.latency, args.mode
-    )
-    fake.capacity, fake.stall_after = args.capacity, args.stall_after
-    if args.die_after:
-
-        def die() -> None:
-            while fake.total_requests() < args.die_after:
-                time.sleep(0.005)
-            os._exit(3)
-
-        threading.Thread(target=die, daemon=True).start()
-    print(fake.base_url, flush=True)
-    fake.server.serve_forever()
-
-
-if __name__ == "__main__":
     main()

@@ -1,0 +1,84 @@
+"""The command line of the local test server (:mod:`pytest_bfcl.testing.fake_openai`): an
+OpenAI-compatible server, chat completions and the Responses API, that answers every BFCL
+question of the chosen categories with its ground truth, for trying a setup (CI files, a
+gateway, a hook) without a model::
+
+    python -m pytest_bfcl.testing.fake_openai single_turn --port 8000
+
+It prints its base URL on the first line and serves until stopped (Ctrl-C)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import threading
+import time
+
+from pytest_bfcl.dataset.categories import UnknownCategoryError, expand_categories
+from pytest_bfcl.dataset.fetch import DatasetError, resolve_data_source
+from pytest_bfcl.kinds import open_dataset
+from pytest_bfcl.testing.fake_openai import FakeOpenAI
+
+
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m pytest_bfcl.testing.fake_openai",
+        description="An OpenAI-compatible server (POST /v1/chat/completions, POST "
+        "/v1/responses, GET /v1/models) on 127.0.0.1 that answers BFCL questions with their "
+        "ground truth. Prints its base URL, then serves until stopped.",
+    )
+    parser.add_argument(
+        "categories",
+        nargs="?",
+        default="single_turn",
+        help="comma-separated categories and groups it answers (default single_turn; memory "
+        "and web search entries get an empty answer)",
+    )
+    parser.add_argument(
+        "latency", nargs="?", type=float, default=0.0, help="seconds before each answer (0)"
+    )
+    parser.add_argument(
+        "mode", nargs="?", default="fc", choices=("fc", "prompt"), help="answer with tool "
+        "calls (fc, default) or with calls written as text (prompt)",
+    )  # fmt: skip
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (a free one)")
+    parser.add_argument(
+        "--model",
+        action="append",
+        help="a model name it lists on GET /v1/models (repeatable; default test-model and "
+        "bench-model)",
+    )
+    parser.add_argument("--data", help="a BFCL data directory (default: the pinned release)")
+    parser.add_argument("--capacity", type=int, help="requests answered at once; others queue")
+    parser.add_argument("--die-after", type=int, help="exit after this many chat requests")
+    parser.add_argument("--stall-after", type=int, help="stop answering after this many")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    try:
+        categories = expand_categories(args.categories)
+        dataset = open_dataset(resolve_data_source(args.data))
+    except (UnknownCategoryError, DatasetError) as exc:
+        sys.exit(f"fake_openai: {exc}")
+    fake = FakeOpenAI(dataset, categories, args.latency, args.mode, port=args.port)
+    fake.served_models = args.model or fake.served_models
+    fake.capacity, fake.stall_after = args.capacity, args.stall_after
+    if args.die_after:
+
+        def die() -> None:
+            while fake.total_requests() < args.die_after:
+                time.sleep(0.005)
+            os._exit(3)
+
+        threading.Thread(target=die, daemon=True).start()
+    print(fake.base_url, flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        fake.server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

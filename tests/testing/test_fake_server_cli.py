@@ -1,0 +1,65 @@
+"""The local test server as a team runs it (``python -m pytest_bfcl.testing.fake_openai``, as
+docs/test-server.md gives it): group names, both wire formats, its own port and model names,
+and one clear line for a bad category."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+import requests
+
+pytestmark = pytest.mark.e2e
+
+
+@contextmanager
+def served(*args: str) -> Iterator[str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest_bfcl.testing.fake_openai", *args],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        yield process.stdout.readline().strip()
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_a_group_name_is_served_and_its_models_listed(data_source):
+    with served("single_turn", "--model", "my-model", "--data", str(data_source.data_dir)) as url:
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+        listed = requests.get(f"{url}/models", timeout=10).json()
+        assert [m["id"] for m in listed["data"]] == ["my-model"]
+
+
+def test_an_unknown_category_is_one_line_naming_it():
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest_bfcl.testing.fake_openai", "simple_pyhton"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "simple_pyhton" in result.stderr
+
+
+@pytest.mark.parametrize("wire_format", ["chat-completions", "responses"])
+def test_a_run_against_it_scores_the_ground_truth_in_either_wire_format(
+    pytester, data_source, wire_format
+):
+    data = f"--bfcl-data={data_source.data_dir}"
+    with served("live_parallel,multi_turn_base", "--data", str(data_source.data_dir)) as url:
+        result = pytester.runpytest(
+            "-p", "no:cacheprovider", "--bfcl-model=test-model", f"--bfcl-base-url={url}",
+            f"--bfcl-wire-format={wire_format}", "--bfcl-category=live_parallel,multi_turn_base",
+            "--bfcl-sample=0.2", data, "--bfcl-no-cache",
+        )  # fmt: skip
+    outcomes = result.parseoutcomes()
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert outcomes.get("failed", 0) == 0 and outcomes.get("error", 0) == 0
+    assert outcomes["passed"] == 3 + 40  # a fifth of 16 and of 200 entries, every one right
