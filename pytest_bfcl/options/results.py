@@ -93,7 +93,9 @@ RESULTS_OPTIONS: tuple[Option, ...] = (
     Option(
         "--bfcl-sample",
         "sample",
-        "run a stratified sample: a count (200) or fraction (0.1)",
+        "run a stratified sample: a fraction of each category (0.1 or 10%), or a count (200): "
+        "the whole sample's size, split in proportion to the categories' sizes, one entry of "
+        "each at least",
         rule=rules.SAMPLE_SIZE,
     ),
     Option(

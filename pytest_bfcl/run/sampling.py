@@ -9,24 +9,32 @@ import random
 
 
 def allocate(sizes: dict[str, int], sample: float | int) -> dict[str, int]:
-    """How many entries to draw from each category: a fraction of each, or a total split in
-    proportion to category sizes (largest remainder), at least one per non-empty category."""
+    """How many entries to draw from each category: a fraction of each (at least one), or a
+    count that is the whole sample's size, split in proportion to the categories' sizes
+    (largest remainders) with at least one entry from each non-empty category. A count fixes a
+    run's cost whatever it selects; one below the number of categories takes one from each."""
     if isinstance(sample, float):
         return {name: min(n, max(1, round(sample * n))) if n else 0 for name, n in sizes.items()}
     total = sum(sizes.values())
     if sample >= total:
         return dict(sizes)
-    exact = {name: sample * n / total for name, n in sizes.items()}
-    counts = {
-        name: min(sizes[name], max(1 if sizes[name] else 0, int(q))) for name, q in exact.items()
-    }
-    leftover = sample - sum(counts.values())
-    for name in sorted(exact, key=lambda k: exact[k] - int(exact[k]), reverse=True):
-        if leftover <= 0:
+    counts = {name: 0 for name in sizes}
+    small: set[str] = set()  # categories whose share is under one entry: one each
+    while True:
+        big = {name: n for name, n in sizes.items() if n and name not in small}
+        rest = sample - len(small)
+        if not big or rest <= 0:
+            return {name: 1 if name in small or n else 0 for name, n in sizes.items()}
+        share = {name: rest * n / sum(big.values()) for name, n in big.items()}
+        under = {name for name, q in share.items() if q < 1}
+        if not under:
             break
-        if counts[name] < sizes[name]:
-            counts[name] += 1
-            leftover -= 1
+        small |= under
+    counts.update({name: 1 for name in small})
+    counts.update({name: int(q) for name, q in share.items()})
+    left = sample - sum(counts.values())
+    for name in sorted(share, key=lambda k: share[k] - int(share[k]), reverse=True)[:left]:
+        counts[name] += 1
     return counts
 
 

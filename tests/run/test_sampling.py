@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
+
 import pytest
 
 from pytest_bfcl.option_rules import parse_sample, parse_threshold
@@ -29,3 +32,36 @@ def test_threshold_parsing():
     for bad in ("live", "live=abc", "live=120"):
         with pytest.raises(ValueError):
             parse_threshold(bad)
+
+
+def test_a_count_is_the_whole_samples_size_with_one_entry_of_each_category_at_least():
+    rng = random.Random(0)
+    for _ in range(3000):
+        sizes = {f"c{i}": rng.randint(0, 60) for i in range(rng.randint(1, 6))}
+        total, present = sum(sizes.values()), sum(1 for n in sizes.values() if n)
+        if total < 2:
+            continue
+        count = rng.randint(1, total - 1)
+        drawn = allocate(sizes, count)
+        assert sum(drawn.values()) == max(count, present), (sizes, count, drawn)
+        assert all(1 <= drawn[k] <= n for k, n in sizes.items() if n), (sizes, count, drawn)
+        assert all(drawn[k] == 0 for k, n in sizes.items() if not n)
+
+
+def test_the_options_pages_example_of_a_count(dataset):
+    page = (Path(__file__).resolve().parents[2] / "docs" / "options.md").read_text("utf-8")
+    said = "`--bfcl-sample=5` over `simple_python` (400 entries), `live_parallel` (16) and "
+    assert said + "`live_parallel_multiple` (24) asks 3 + 1 + 1 entries" in " ".join(page.split())
+    names = ("simple_python", "live_parallel", "live_parallel_multiple")
+    sizes = {name: len(dataset.entries(name)) for name in names}
+    assert sizes == {"simple_python": 400, "live_parallel": 16, "live_parallel_multiple": 24}
+    assert allocate(sizes, 5) == {
+        "simple_python": 3,
+        "live_parallel": 1,
+        "live_parallel_multiple": 1,
+    }
+    assert allocate(sizes, 44) == {
+        "simple_python": 40,
+        "live_parallel": 2,
+        "live_parallel_multiple": 2,
+    }
