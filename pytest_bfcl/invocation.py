@@ -125,6 +125,16 @@ def ini_value_in_place(config: pytest.Config, name: str, value: object) -> objec
 def default_cache_dir(config: pytest.Config) -> str | None:
     """Where the response cache goes when no option places it: beside the ini file, as pytest
     keeps ``.pytest_cache`` in the rootdir, so a run from a subdirectory reuses the answers of
-    runs from the top (``None``: the settings' default, where pytest runs, is that place)."""
-    placed = ini_value_in_place(config, "cache_dir", DEFAULT_CACHE_DIR)
-    return None if placed == DEFAULT_CACHE_DIR else str(placed)
+    runs from the top (``None``: the settings' default, where pytest runs, is that place). An
+    ini "file" that is none (``-c /dev/null``) places nothing: the rootdir pytest chose, never
+    the device's directory."""
+    inipath = Path(config.inipath) if config.inipath is not None else None
+    if inipath is None or inipath.is_file():
+        placed = ini_value_in_place(config, "cache_dir", DEFAULT_CACHE_DIR)
+        return None if placed == DEFAULT_CACHE_DIR else str(placed)
+    root = Path(os.path.normpath(config.rootpath))
+    base = Path(config.invocation_params.dir)
+    if root == inipath.parent:  # older pytest: the rootdir is the ini "file"'s directory
+        return None
+    placed = os.path.relpath(root / DEFAULT_CACHE_DIR, base)
+    return None if placed == DEFAULT_CACHE_DIR else placed

@@ -79,6 +79,19 @@ def test_ini_paths_are_read_from_the_ini_files_directory(repo, cache_dir_in_head
     assert "response cache: ../.bfcl-cache" in result.stdout.str()
 
 
+def test_an_ini_file_that_is_none_never_places_the_response_cache_in_a_system_directory(
+    repo, cache_dir_in_header, data_source
+):
+    result = repo.runpytest_subprocess(
+        "-c", "/dev/null", "-p", "no:cacheprovider", "--bfcl-model=oracle",
+        "--bfcl-category=live_parallel", f"--bfcl-data={data_source.data_dir}",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    (line,) = [x for x in result.stdout.lines if x.startswith("response cache: ")]
+    placed = (repo.path / line.removeprefix("response cache: ")).resolve()
+    assert placed == repo.path / ".bfcl-cache"  # the rootdir pytest chose, not /dev
+
+
 @pytest.fixture
 def cache_dir_in_header(repo):
     repo.makeconftest(
