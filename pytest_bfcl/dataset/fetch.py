@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,9 @@ from pytest_bfcl.files import os_error_text
 from pytest_bfcl.resources import project_data_file
 
 ENV_DATA_DIR = "BFCL_DATA_DIR"
+# Where the pinned release is downloaded and unpacked. Its old name, BFCL_CACHE_DIR, is still
+# read (with a warning): it was easily taken for the response cache (--bfcl-cache-dir).
+ENV_DOWNLOAD_DIR = "BFCL_DOWNLOAD_DIR"
 ENV_CACHE_DIR = "BFCL_CACHE_DIR"
 ENV_WHEEL = "BFCL_WHEEL"
 
@@ -67,7 +71,16 @@ def load_lock() -> DatasetLock:
 
 
 def default_cache_dir() -> Path:
+    """Where the pinned release is unpacked: ``$BFCL_DOWNLOAD_DIR``, else the per-user cache."""
+    if os.environ.get(ENV_DOWNLOAD_DIR):
+        return Path(os.environ[ENV_DOWNLOAD_DIR]).expanduser()
     if os.environ.get(ENV_CACHE_DIR):
+        warnings.warn(
+            f"pytest-bfcl: ${ENV_CACHE_DIR} is deprecated; name the place of the BFCL release "
+            f"${ENV_DOWNLOAD_DIR} (the response cache is --bfcl-cache-dir)",
+            FutureWarning,
+            stacklevel=2,
+        )
         return Path(os.environ[ENV_CACHE_DIR]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "pytest-bfcl"
@@ -170,7 +183,7 @@ def ensure_pinned_data(cache_dir: Path | None = None, wheel: Path | None = None)
     except OSError as exc:  # a read-only home, a full disk
         raise DatasetError(
             f"cannot store the BFCL data in {cache}: {os_error_text(exc)}; point "
-            f"${ENV_CACHE_DIR} at a writable folder, or --bfcl-data (${ENV_DATA_DIR}) at an "
+            f"${ENV_DOWNLOAD_DIR} at a writable folder, or --bfcl-data (${ENV_DATA_DIR}) at an "
             "unpacked data directory"
         ) from None
     return DataSource(root / lock.data_prefix, lock.version, lock.sha256, root)

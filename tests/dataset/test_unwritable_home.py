@@ -13,7 +13,13 @@ def unwritable_home(tmp_path, monkeypatch):
     home = tmp_path / "home"
     home.write_text("a file where the home folder should be: nothing can be made under it")
     monkeypatch.setenv("HOME", str(home))
-    for name in (fetch.ENV_DATA_DIR, fetch.ENV_CACHE_DIR, fetch.ENV_WHEEL, "XDG_CACHE_HOME"):
+    for name in (
+        fetch.ENV_DATA_DIR,
+        fetch.ENV_DOWNLOAD_DIR,
+        fetch.ENV_CACHE_DIR,
+        fetch.ENV_WHEEL,
+        "XDG_CACHE_HOME",
+    ):
         monkeypatch.delenv(name, raising=False)
     return home
 
@@ -29,7 +35,7 @@ def test_no_place_for_the_dataset_is_a_dataset_error_before_any_download(
         fetch.ensure_pinned_data()
     message = str(raised.value)
     assert f"cannot store the BFCL data in {unwritable_home}/.cache/pytest-bfcl" in message
-    assert fetch.ENV_CACHE_DIR in message and "--bfcl-data" in message and "\n" not in message
+    assert fetch.ENV_DOWNLOAD_DIR in message and "--bfcl-data" in message and "\n" not in message
 
 
 def test_a_session_without_a_place_for_the_dataset_ends_in_one_line(pytester, unwritable_home):
