@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_bfcl.resources import project_data_file
+
 pytestmark = pytest.mark.vllm
 
 EXE = os.environ.get("BFCL_VLLM_EXE", "")
@@ -41,7 +43,7 @@ if not EXE or not MODEL:
         allow_module_level=True,
     )
 
-TEMPLATE = Path(__file__).resolve().parents[1] / "data" / "vllm" / "smollm2_tools.jinja"
+TEMPLATE = project_data_file("smollm2_tools.jinja")  # ships with the plugin
 SERVING = "--dtype bfloat16 --max-model-len 8192 --enforce-eager"
 # Ids no other id contains (-k matches substrings); a two-turn conversation on one API.
 SINGLE = ("simple_python_226", "simple_python_301", "simple_python_399")
