@@ -1,3 +1,3 @@
 """pytest-bfcl: the Berkeley Function-Calling Leaderboard (BFCL V4) as pytest regression tests."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -54,11 +54,11 @@ def test_the_ci_files_install_the_pinned_release_never_a_path_into_this_reposito
     install = runs(None)
     assert install == ['pip install "$PYTEST_BFCL" -e .']
     assert gitlab()[".bfcl"]["before_script"] == install
-    pin = f"pytest-bfcl @ git+https://github.com/ORG/pytest-bfcl@v{project_version()}"
+    pin = f"pytest-bfcl[ci] @ git+https://github.com/ORG/pytest-bfcl@v{project_version()}"
     workflow = yaml.safe_load((TEMPLATE / ".github" / "workflows" / "bfcl.yml").read_text())
     assert workflow["env"]["PYTEST_BFCL"] == pin
     assert gitlab()[".bfcl"]["variables"]["PYTEST_BFCL"] == pin
-    wheel = f"pytest_bfcl-{project_version()}-py3-none-any.whl"
+    wheel = f"pytest_bfcl-{project_version()}-py3-none-any.whl[ci]"
     for ci in (TEMPLATE / ".github" / "workflows" / "bfcl.yml", TEMPLATE / ".gitlab-ci.yml"):
         text = ci.read_text()
         assert "../" not in text and wheel in text  # the air-gapped form names this release
@@ -82,9 +82,9 @@ def test_ci_caches_the_dataset_and_the_responses_where_the_plugin_keeps_them():
     cached = [s["with"]["path"] for s in github_steps() if s.get("uses") == "actions/cache@v4"]
     assert cached == [".bfcl-data", str(Settings(model="oracle").cache_dir)]
     workflow = yaml.safe_load((TEMPLATE / ".github" / "workflows" / "bfcl.yml").read_text())
-    assert workflow["env"]["BFCL_CACHE_DIR"].endswith("/.bfcl-data")
+    assert workflow["env"]["BFCL_DOWNLOAD_DIR"].endswith("/.bfcl-data")
     jobs = gitlab()[".bfcl"]
-    assert jobs["variables"]["BFCL_CACHE_DIR"] == "$CI_PROJECT_DIR/.bfcl-data"
+    assert jobs["variables"]["BFCL_DOWNLOAD_DIR"] == "$CI_PROJECT_DIR/.bfcl-data"
     assert [c["paths"] for c in jobs["cache"][:2]] == [[".bfcl-data/"], [".bfcl-cache/"]]
     ignored = (TEMPLATE / ".gitignore").read_text().split()
     assert {"reports/", ".bfcl-cache/", ".bfcl-data/", ".pytest_cache/"} <= set(ignored)
@@ -152,8 +152,8 @@ def adopted(tmp_path_factory, data_source) -> dict[str, Any]:
     env.update(
         PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
         VIRTUAL_ENV=str(venv),
-        PYTEST_BFCL=str(wheel),
-        BFCL_CACHE_DIR=str(data_source.unpacked_root.parent),  # the release, fetched once
+        PYTEST_BFCL=f"{wheel}[ci]",  # as the air-gapped form: the wheel with its ci extra
+        BFCL_DOWNLOAD_DIR=str(data_source.unpacked_root.parent),  # the release, fetched once
         MODEL_REVISION="abc123",
         CI_DEFAULT_BRANCH="main",
         PIP_NO_BUILD_ISOLATION="1",
@@ -166,7 +166,7 @@ def adopted(tmp_path_factory, data_source) -> dict[str, Any]:
 
 def test_the_wheel_carries_the_data_files_and_the_version(adopted):
     names = zipfile.ZipFile(adopted["wheel"]).namelist()
-    for data in ("bfcl_eval.lock.json", "oracle_known_failures.json"):
+    for data in ("bfcl_eval.lock.json", "oracle_known_failures.json", "smollm2_tools.jinja"):
         assert f"pytest_bfcl/data/{data}" in names
     assert adopted["wheel"].name == f"pytest_bfcl-{project_version()}-py3-none-any.whl"
     shown = _shell(adopted["checkout"], "pip show pytest-bfcl", adopted["env"]).stdout
@@ -231,3 +231,106 @@ def test_ci_commands_gate_a_pull_request_record_main_and_fail_a_regression(adopt
         ["git", "status", "--porcelain"], cwd=checkout, capture_output=True, text=True
     ).stdout
     assert status.split() == ["M", "pyproject.toml"]  # the planted change alone; reports ignored
+
+
+# -- adopting the template into a repository that has its own files ---------------------------
+
+TEAM_PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "team-model"
+version = "1.4.0"
+dependencies = ["numpy>=1.22", "requests>=2.28"]
+
+[project.optional-dependencies]
+train = ["torch"]
+
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+addopts = "-ra"
+markers = ["slow: the team's long tests"]
+
+[tool.ruff]
+line-length = 88
+"""
+
+
+def adoption_blocks() -> dict[str, str]:
+    """The fenced blocks of docs/model-repo.md's adoption section, by language."""
+    page = (REPO / "docs" / "model-repo.md").read_text()
+    section = page.split("## Adopting it into an existing repository", 1)[1].split("\n## ", 1)[0]
+    return dict(re.findall(r"^```(\w+)\n(.*?)^```", section, flags=re.M | re.S))
+
+
+def load_toml(text: str) -> dict[str, Any]:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    return tomllib.loads(text)
+
+
+def test_the_adoption_steps_are_the_templates_own_settings_and_ignores():
+    blocks = adoption_blocks()
+    added = load_toml(blocks["toml"])
+    template = load_toml((TEMPLATE / "pyproject.toml").read_text())
+    ini = template["tool"]["pytest"]["ini_options"]
+    assert set(added) == {k for k in ini if k.startswith("bfcl_")}
+    assert {k: v for k, v in added.items() if k != "bfcl_category"} == {
+        k: ini[k] for k in added if k != "bfcl_category"
+    }
+    assert set(blocks["gitignore"].split()) <= set((TEMPLATE / ".gitignore").read_text().split())
+    # the model package lists no test tool; the plugin's ci extra brings pytest-xdist for -n auto
+    assert not [d for d in template["project"]["dependencies"] if d.startswith("pytest")]
+    ours = load_toml((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert [d for d in ours["ci"] if d.startswith("pytest-xdist")]
+    assert any(re.search(r"\s-n auto\b", line) for line in runs(MAIN))
+    assert (
+        f"pytest-bfcl[ci] @ git+https://github.com/ORG/pytest-bfcl@v{project_version()}"
+        in (blocks["bash"])
+    )
+
+
+def test_adopting_into_an_existing_repository_keeps_everything_of_the_teams(tmp_path):
+    blocks = adoption_blocks()
+    team = tmp_path / "team-model"
+    (team / "tests").mkdir(parents=True)
+    (team / "tests" / "test_arithmetic.py").write_text(UNIT_TEST)
+    (team / ".gitignore").write_text("dist/\n.venv/\n")
+    header = "[tool.pytest.ini_options]\n"
+    # the adoption as the page says: the keys under the existing table, the ignores appended,
+    # the workflow copied beside the team's own
+    (team / "pyproject.toml").write_text(TEAM_PYPROJECT.replace(header, header + blocks["toml"], 1))
+    with (team / ".gitignore").open("a") as ignores:
+        ignores.write(blocks["gitignore"])
+    (team / ".github" / "workflows").mkdir(parents=True)
+    shutil.copy(TEMPLATE / ".github" / "workflows" / "bfcl.yml", team / ".github" / "workflows")
+
+    adopted = load_toml((team / "pyproject.toml").read_text())
+    before = load_toml(TEAM_PYPROJECT)
+    assert (
+        adopted["project"] == before["project"]
+        and adopted["tool"]["ruff"] == before["tool"]["ruff"]
+    )
+    ini = adopted["tool"]["pytest"]["ini_options"]
+    assert {k: v for k, v in ini.items() if not k.startswith("bfcl_")} == before["tool"]["pytest"][
+        "ini_options"
+    ]
+    assert (team / ".gitignore").read_text().startswith("dist/\n.venv/\n")
+
+    def pytest_run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+            cwd=team, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+
+    own = pytest_run()  # the team's tests alone, with its own addopts (-ra) still applied
+    assert own.returncode == 0 and "1 passed" in own.stdout, own.stdout[-2000:]
+    assert "BFCL V4 scores" not in own.stdout
+    small = "--bfcl-category=live_parallel"
+    first = pytest_run("bfcl", small, "-o", "bfcl_baseline=",
+                       "--bfcl-save-baseline=baseline/bfcl-baseline.json")  # fmt: skip
+    assert first.returncode == 0, first.stdout[-2000:]
+    gated = pytest_run("bfcl", small)
+    assert gated.returncode == 0 and "BFCL gate: passed" in gated.stdout, gated.stdout[-2000:]
+    assert (team / "reports" / "bfcl-report.html").is_file()
