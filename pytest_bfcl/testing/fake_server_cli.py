@@ -64,7 +64,10 @@ def main(argv: list[str] | None = None) -> None:
         dataset = open_dataset(resolve_data_source(args.data))
     except (UnknownCategoryError, DatasetError) as exc:
         sys.exit(f"fake_openai: {exc}")
-    fake = FakeOpenAI(dataset, categories, args.latency, args.mode, port=args.port)
+    try:
+        fake = FakeOpenAI(dataset, categories, args.latency, args.mode, port=args.port)
+    except OSError as exc:  # the port is taken, or not ours to bind
+        sys.exit(f"fake_openai: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}")
     fake.served_models = args.model or fake.served_models
     fake.capacity, fake.stall_after = args.capacity, args.stall_after
     if args.die_after:

@@ -48,6 +48,18 @@ def test_an_unknown_category_is_one_line_naming_it():
     assert result.stderr.count("\n") == 1 and "simple_pyhton" in result.stderr
 
 
+def test_a_port_in_use_is_one_line_naming_it(data_source):
+    with served("live_parallel", "--data", str(data_source.data_dir)) as url:
+        port = url.rsplit(":", 1)[1].split("/")[0]
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest_bfcl.testing.fake_openai", "live_parallel",
+             "--port", port, "--data", str(data_source.data_dir)],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and f"127.0.0.1:{port}" in result.stderr
+
+
 @pytest.mark.parametrize("wire_format", ["chat-completions", "responses"])
 def test_a_run_against_it_scores_the_ground_truth_in_either_wire_format(
     pytester, data_source, wire_format
