@@ -4,9 +4,10 @@ reviewer of a red gate sees what the model answered before beside what it answer
 
 They are one JSON object (entry id -> the answer as text) gzip-compressed and base64-encoded
 under the baseline's ``answers`` field, which readers that predate it ignore. Each answer is
-cut to :data:`ANSWER_LIMIT` characters and the whole to :data:`TOTAL_LIMIT` characters before
-compression (answers past it are left out, and counted); a full run's answers take about a
-fifth of the baseline's size (docs/reports.md gives the measure). The digest covers verdicts
+cut to :data:`ANSWER_LIMIT` characters and all of them to :data:`TOTAL_LIMIT` characters
+before compression (:func:`pack_answers`): the oracle's answers on every single-turn and
+multi-turn entry (4,441) are 1.25 MB, 212 kB once packed, beside 168 kB of verdicts and stamps
+(docs/reports.md); at most, about 5.4 MB. The digest covers verdicts
 only (answers decide nothing); a signature covers the whole file, the answers included, so a
 signed baseline's answers are the recorded run's.
 """
@@ -22,7 +23,8 @@ from typing import Any
 
 ENCODING = "gzip+base64"
 ANSWER_LIMIT = 2000  # characters of one answer: what a reviewer reads of it
-TOTAL_LIMIT = 8_000_000  # characters of all answers together, before compression
+MIN_ANSWER = 200  # the shortest cut made to keep every entry's answer within the total
+TOTAL_LIMIT = 4_000_000  # characters of all answers together, before compression
 # What a stored payload may expand to (the caps above, with the JSON's escapes): a larger one
 # is no payload this module wrote.
 _EXPANDED_LIMIT = 8 * TOTAL_LIMIT
@@ -37,12 +39,15 @@ def cut_answer(text: str, limit: int = ANSWER_LIMIT) -> str:
 
 
 def pack_answers(answers: Mapping[str, str]) -> dict[str, Any]:
-    """The baseline's ``answers`` field: every answer cut to :data:`ANSWER_LIMIT`, the whole
-    to :data:`TOTAL_LIMIT` (entries in id order; those past it left out and counted)."""
+    """The baseline's ``answers`` field: every answer cut to :data:`ANSWER_LIMIT`; when they
+    add up to more than :data:`TOTAL_LIMIT`, every answer is cut shorter (to no less than
+    :data:`MIN_ANSWER`) so that each entry keeps one, and only past that are the last entries
+    (in id order) left out and counted."""
+    limit = _shared_limit([len(str(text)) for text in answers.values()])
     kept: dict[str, str] = {}
     used = 0
     for entry_id in sorted(answers):
-        text = cut_answer(str(answers[entry_id]))
+        text = cut_answer(str(answers[entry_id]), limit)
         if used + len(text) > TOTAL_LIMIT:
             break
         kept[entry_id] = text
@@ -53,9 +58,23 @@ def pack_answers(answers: Mapping[str, str]) -> dict[str, Any]:
         "encoding": ENCODING,
         "entries": len(kept),
         "left_out": len(answers) - len(kept),
-        "answer_limit": ANSWER_LIMIT,
+        "answer_limit": limit,
         "data": base64.b64encode(packed).decode("ascii"),
     }
+
+
+def _shared_limit(lengths: list[int]) -> int:
+    """The longest cut of each answer that keeps them all within :data:`TOTAL_LIMIT`."""
+    low, high = MIN_ANSWER, ANSWER_LIMIT
+    if sum(min(n, high) for n in lengths) <= TOTAL_LIMIT:
+        return high
+    while low < high:  # the largest limit that fits, or MIN_ANSWER
+        middle = (low + high + 1) // 2
+        if sum(min(n, middle) for n in lengths) <= TOTAL_LIMIT:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 class BaselineAnswers:

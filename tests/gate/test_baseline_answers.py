@@ -19,6 +19,7 @@ from pytest_bfcl.gate import (
 )
 from pytest_bfcl.gate.baseline_answers import (
     ANSWER_LIMIT,
+    MIN_ANSWER,
     NO_ANSWERS,
     TOTAL_LIMIT,
     pack_answers,
@@ -52,14 +53,21 @@ def test_each_answer_and_the_whole_are_bounded():
     packed = pack_answers({"a": long, "b": "short"})
     read = unpack_answers(packed)
     assert len(read["a"]) == ANSWER_LIMIT and read["a"].endswith("...")
-    many = {
-        f"simple_python_{n}": "y" * ANSWER_LIMIT for n in range(TOTAL_LIMIT // ANSWER_LIMIT + 5)
-    }
+    assert packed["answer_limit"] == ANSWER_LIMIT
+    # past the total, every answer is cut shorter and each entry keeps one
+    many = {f"e{n:05}": "y" * ANSWER_LIMIT for n in range(TOTAL_LIMIT // ANSWER_LIMIT + 5)}
     packed = pack_answers(many)
-    assert packed["left_out"] == 5 and packed["entries"] == len(many) - 5
+    assert packed["left_out"] == 0 and packed["entries"] == len(many)
+    assert MIN_ANSWER < packed["answer_limit"] < ANSWER_LIMIT
+    assert sum(map(len, unpack_answers(packed).values())) <= TOTAL_LIMIT
+    # past the total at the shortest cut, the last entries are left out and counted
+    more = {f"e{n:05}": "z" * (MIN_ANSWER + 100) for n in range(TOTAL_LIMIT // MIN_ANSWER + 5)}
+    packed = pack_answers(more)
+    assert packed["left_out"] == 5 and packed["answer_limit"] == MIN_ANSWER
     store = BaselineAnswers(packed)
-    missing = sorted(set(many) - set(store.all()))
-    assert len(missing) == 5 and "past the size limit" in store.missing(missing[0])
+    missing = sorted(set(more) - set(store.all()))
+    assert missing == sorted(more)[-5:] and "past the size limit" in store.missing(missing[0])
+    assert len(packed["data"]) < 6_000_000  # the whole field stays bounded
 
 
 def test_a_baseline_without_answers_is_read_and_says_why_none(tmp_path):
