@@ -8,6 +8,8 @@ for every kind of category, so a baseline recorded from one run reads the same i
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from pytest_bfcl.gate import ANSWER_LIMIT, BaselineAnswers, cut_answer
@@ -31,15 +33,47 @@ def flipped(baseline_valid: bool | None, valid: bool | None) -> bool:
     return baseline_valid is not None and valid is not None and baseline_valid != valid
 
 
-def baseline_lines(entry_id: str, answers: BaselineAnswers, current: str | None) -> list[str]:
+def baseline_lines(
+    entry_id: str, answers: BaselineAnswers, current: str | None, turn: int | None = None
+) -> list[str]:
     """The lines a changed entry's text adds: the baseline's answer (or why none is shown)
-    beside the current one."""
+    beside the current one; for a conversation that failed at ``turn``, that turn's answers
+    (the whole answers where one was cut too short to read the turn from)."""
     before = answers.get(entry_id)
-    shown = _one_line(before) if before is not None else f"(none: {answers.missing(entry_id)})"
-    lines = [f"  baseline: {shown}"]
-    if current is not None:
-        lines.append(f"  now:      {_one_line(current)}")
-    return lines
+    if before is None:
+        lines = [f"  baseline: (none: {answers.missing(entry_id)})"]
+        return lines + ([f"  now:      {_one_line(current)}"] if current is not None else [])
+    turns = _turns(before, turn), _turns(current, turn)
+    if turn is not None and None not in turns:
+        return [f"  baseline, turn {turn}: {_one_line(turns[0] or '')}",
+                f"  now, turn {turn}:      {_one_line(turns[1] or '')}"]  # fmt: skip
+    lines = [f"  baseline: {_one_line(before)}"]
+    return lines + ([f"  now:      {_one_line(current)}"] if current is not None else [])
+
+
+def _turns(text: str | None, turn: int | None) -> str | None:
+    """A conversation's answer at ``turn``, as JSON text; None when it cannot be read."""
+    if text is None or turn is None or not text.startswith("["):
+        return None
+    try:
+        turns = json.loads(text)
+    except ValueError:
+        return None  # cut at the size bound
+    if not isinstance(turns, list) or turn >= len(turns):
+        return None
+    return json.dumps(turns[turn], ensure_ascii=False)
+
+
+_TURN = re.compile(r"^\s*turn (\d+):")
+
+
+def failing_turn(verdict: Any) -> int | None:
+    """The turn a conversation's verdict says failed (its detail lines name it)."""
+    for line in verdict.report or []:
+        found = _TURN.match(str(line))
+        if found:
+            return int(found.group(1))
+    return None
 
 
 def _one_line(text: str) -> str:

@@ -19,7 +19,7 @@ from pytest_bfcl.models.base import Generation, Sampled
 from pytest_bfcl.perf import paused_gc
 from pytest_bfcl.pytest_private import FixtureInfoCache, ItemWithFixtures
 from pytest_bfcl.redact import redact_text
-from pytest_bfcl.report.answers import answer_text, baseline_lines, flipped
+from pytest_bfcl.report.answers import answer_text, baseline_lines, failing_turn, flipped
 from pytest_bfcl.report.html.facts import Outcome, bounded, record_facts
 from pytest_bfcl.report.html.records import DocsRefs, encode_record
 from pytest_bfcl.report.properties import ItemProperties
@@ -231,7 +231,8 @@ class BfclItem(ItemWithFixtures):
             text = explain_failure(excinfo.value.verdict)
             if excinfo.value.regression:
                 text = "REGRESSION (passed in the baseline): " + text
-                text += "\n" + "\n".join(self.answer_lines())
+                turn = failing_turn(excinfo.value.verdict)
+                text += "\n" + "\n".join(self.answer_lines(turn))
             # a model's lone surrogates escaped (\\ud800): the report stays readable lines
             return redact_text(text).encode("utf-8", "backslashreplace").decode("utf-8")
         return super().repr_failure(excinfo, style=style)
@@ -243,9 +244,10 @@ class BfclItem(ItemWithFixtures):
             return parent.baseline_answers
         return BaselineAnswers(None)
 
-    def answer_lines(self) -> list[str]:
-        """The baseline's answer beside this run's (or why the baseline shows none)."""
-        return baseline_lines(self.entry_id, self.baseline_answers, self.answer)
+    def answer_lines(self, turn: int | None = None) -> list[str]:
+        """The baseline's answer beside this run's (or why the baseline shows none); a
+        conversation's at the turn that failed."""
+        return baseline_lines(self.entry_id, self.baseline_answers, self.answer, turn)
 
     def answers_beside(self) -> tuple[str | None, str | None] | None:
         """(the baseline's answer, this run's) for an entry whose verdict changed."""

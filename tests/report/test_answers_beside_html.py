@@ -37,7 +37,11 @@ def test_only_what_differs_is_marked():
 
 
 def test_an_answer_missing_on_one_side_has_no_marks():
-    assert answer_fields(None, "now") == {"baseline_answer": None, "answer": "now", "answer_diff": None}
+    assert answer_fields(None, "now") == {
+        "baseline_answer": None,
+        "answer": "now",
+        "answer_diff": None,
+    }
     assert answer_fields(None, None) == {}
 
 

@@ -69,3 +69,33 @@ def test_a_baseline_without_answers_still_gates_and_says_why_none(gate_env, tmp_
     assert len(changes["regressions"]) == 30
     assert all(c["baseline_answer"] is None for c in changes["regressions"])
     assert all(c["answer"] == WRONG for c in changes["regressions"])
+
+
+def test_a_multi_turn_regression_keeps_its_failing_turn_and_state_difference(
+    pytester, data_source, tmp_path
+):
+    common = [
+        f"--bfcl-data={data_source.data_dir}",
+        "--bfcl-category=multi_turn_base",
+        "-k",
+        "multi_turn_base_0 or multi_turn_base_1 or multi_turn_base_2",
+        "-p",
+        "no:cacheprovider",
+    ]
+    baseline, junit = tmp_path / "baseline.json", tmp_path / "junit.xml"
+    pytester.runpytest("--bfcl-model=oracle", f"--bfcl-save-baseline={baseline}", *common)
+    pytester.runpytest(
+        "--bfcl-model=oracle:fail=1.0",
+        f"--bfcl-baseline={baseline}",
+        f"--junitxml={junit}",
+        "--bfcl-allow-incomplete",
+        *common,
+    )
+    text = _cases(junit)["multi_turn_base_0"].find("failure").text
+    lines = text.splitlines()
+    assert lines[0].startswith("REGRESSION (passed in the baseline): BFCL multi_turn_base_0")
+    assert any(line.lstrip().startswith("turn 0") for line in lines)  # the failing turn
+    # then the two answers at the turn that failed
+    assert lines[-2].startswith('  baseline, turn 0: [[{"cd": ') and '"mkdir"' in lines[-2]
+    assert '"grep"' not in lines[-2]  # a later turn's calls
+    assert lines[-1] == '  now, turn 0:      ["I have completed this request."]'
