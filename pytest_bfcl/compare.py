@@ -19,6 +19,7 @@ from typing import Any
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import category_of_id, natural_key
 from pytest_bfcl.dataset.known_errors import Policy
+from pytest_bfcl.files import loads_bounded, read_regular_file
 from pytest_bfcl.gate import (
     Baseline,
     BaselineAnswers,
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         key = signing_key(args.key_env)
-        before, after = (load_baseline(path, key) for path in (args.before, args.after))
+        before, after = (stored_run(path, key) for path in (args.before, args.after))
         settings = GateSettings(mode=args.gate, alpha=args.alpha, min_drop=args.min_drop)
         gate, scores = compare_runs(before, after, settings)
         if args.html is not None:
@@ -92,6 +93,33 @@ def _share(text: str) -> float:
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1")
     return value
+
+
+def stored_run(path: Path, key: bytes | None) -> Baseline:
+    """A run saved as a baseline; a results directory or a JSON report (which hold no
+    verdicts to pair) is refused saying what to give instead."""
+    if path.is_dir():
+        raise CompareError(
+            f"{path} is a directory: give runs saved with --bfcl-save-baseline (results "
+            "directories are scored by a run: --bfcl-model=replay:DIR --bfcl-save-baseline=PATH)"
+        )
+    try:
+        return load_baseline(path, key)
+    except BaselineError as exc:
+        if _is_json_report(path):
+            raise CompareError(
+                f"{path} is a JSON report (--bfcl-report), which holds no verdict per entry: "
+                "give runs saved with --bfcl-save-baseline"
+            ) from None
+        raise exc from None
+
+
+def _is_json_report(path: Path) -> bool:
+    try:
+        data = loads_bounded(read_regular_file(path, 256 * 2**20).decode("utf-8"), 64)
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and {"overall", "categories", "gate"} <= set(data)
 
 
 def compare_runs(

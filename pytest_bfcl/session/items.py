@@ -337,7 +337,7 @@ def attach_record(item: BfclItem, report: pytest.TestReport, docs_refs: DocsRefs
         baseline_valid=item.baseline_valid,
         message=message,
         known_error=item.run.known_error_note(item.entry_id),
-        answers=item.answers_beside() if outcome in ("failed", "xpassed", "passed") else None,
+        answers=item.answers_beside(),
     )
     report.bfcl_record = encode_record(facts, *docs_refs.ref(sources))  # type: ignore[attr-defined]
 

@@ -102,6 +102,17 @@ def test_bad_inputs_are_one_line(runs, tmp_path, capsys, content, said):
     assert "\n" not in err and said in err and str(bad) in err
 
 
+def test_a_json_report_or_a_results_directory_says_what_to_give(runs, tmp_path, capsys):
+    before, _ = runs
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"overall": {}, "categories": {}, "gate": None}))
+    assert main([str(before), str(report)]) == 2
+    assert "is a JSON report (--bfcl-report)" in capsys.readouterr().err
+    assert main([str(tmp_path), str(before)]) == 2
+    err = capsys.readouterr().err
+    assert "is a directory" in err and "--bfcl-save-baseline" in err
+
+
 def test_no_common_entry_is_refused(tmp_path, capsys):
     meta = {"model": "m", "mode": "fc", "categories": ["simple_python"], "dataset": {}}
     paths = []

@@ -199,6 +199,8 @@ def test_ci_commands_gate_a_pull_request_record_main_and_fail_a_regression(adopt
         assert result.returncode == 0, result.stdout[-3000:]
         assert "BFCL gate: passed" in result.stdout
     assert (checkout / "reports" / "bfcl-baseline.json").is_file()
+    recorded = json.loads((checkout / "reports" / "bfcl-baseline.json").read_text())
+    assert recorded["answers"]["entries"] == len(recorded["verdicts"])  # from every worker
 
     # a pull request, on both CI systems: main's baseline, the gate on a sample, one process
     _git(checkout, "checkout", "-q", "-b", "feature")
