@@ -77,7 +77,10 @@ def _parser() -> argparse.ArgumentParser:
         "--min-drop", type=float, default=1.0, help="points a drop needs to fail (significant)"
     )
     parser.add_argument(
-        "--show", type=int, default=8, metavar="N", help="changed entries shown each way"
+        "--show",
+        type=int,
+        metavar="N",
+        help="changed entries shown each way (default: as many as fit in 150 lines, at most 8)",
     )
     parser.add_argument("--html", type=Path, metavar="PATH", help="write the HTML report")
     parser.add_argument(
@@ -173,20 +176,35 @@ def compare_lines(
     answers = BaselineAnswers.of(before)
     now = BaselineAnswers.of(after)
     worse, better = changed_entries(gate)
+    show = args.show if args.show is not None else _fitting(len(lines), worse, better)
     for title, entry_ids in (("worse now", worse), ("better now", better)):
         if not entry_ids:
             continue
         lines += ["", f"{title}: {len(entry_ids)}"]
-        for entry_id in entry_ids[: args.show]:
+        for entry_id in entry_ids[:show]:
             lines.append(f"{entry_id} [{category_of_id(entry_id)}]")
             shown = baseline_lines(entry_id, answers, now.get(entry_id))
             if now.get(entry_id) is None:
                 shown.append(f"  now:      (none: {now.missing(entry_id)})")
             lines += shown
-        if len(entry_ids) > args.show:
-            lines.append(f"... and {len(entry_ids) - args.show} more (--show N; all in --html)")
+        if len(entry_ids) > show:
+            lines.append(f"... and {len(entry_ids) - show} more (--show N; all in --html)")
     lines += ["", f"compare: {'FAILED' if gate.failed else 'passed'}"]
     return lines
+
+
+# The output's length without --show: a reviewer reads it in one screenful of a CI log.
+MAX_LINES = 150
+DEFAULT_SHOWN = 8
+
+
+def _fitting(used: int, worse: list[str], better: list[str]) -> int:
+    """How many changed entries each way fit in :data:`MAX_LINES` (three lines each), after
+    the ``used`` lines above them, their titles, the lines saying how many more, and the
+    verdict."""
+    ways = sum(1 for ids in (worse, better) if ids)
+    room = MAX_LINES - used - 3 * ways - 2
+    return max(1, min(DEFAULT_SHOWN, room // (3 * max(ways, 1))))
 
 
 def changed_entries(gate: GateResult) -> tuple[list[str], list[str]]:

@@ -30,7 +30,7 @@ from pytest_bfcl.gate import (
     signing_key,
     version_note,
 )
-from pytest_bfcl.report.answers import changes_report
+from pytest_bfcl.report.answers import changes_report, redacted_answers
 from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
 from pytest_bfcl.report.html.builder import HtmlBuilder
@@ -212,7 +212,7 @@ def _save_baseline(
         finished.scores.model_dump(mode="json")["categories"],
         {name: len(ids) for name, ids in outcome.board.expected.items()},
         outcome.board.rates,
-        {i: a for i, a in outcome.answers.items() if i in outcome.board.verdicts},
+        redacted_answers({i: a for i, a in outcome.answers.items() if i in outcome.board.verdicts}),
     )
     write_json_atomic(path, signed(data, signing_key(outcome.settings.baseline_key_env)))
 

@@ -260,7 +260,8 @@ class BfclItem(ItemWithFixtures):
         answers = self.baseline_answers
         before = answers.get(self.entry_id)
         shown = before if before is not None else f"(none: {answers.missing(self.entry_id)})"
-        return ItemProperties(baseline_answer=shown, answer=self.answer).pairs()
+        now = redact_text(self.answer) if self.answer is not None else None
+        return ItemProperties(baseline_answer=shown, answer=now).pairs()
 
     def failure_text(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
         """Infrastructure trouble (a server, the network, a recording) is one readable line:

@@ -144,3 +144,25 @@ def test_runs_as_a_module(tmp_path):
         timeout=120,
     )
     assert result.returncode == 0 and "BEFORE" in result.stdout.upper()
+
+
+def test_many_categories_that_dropped_still_fit_in_150_lines(tmp_path, capsys):
+    from pytest_bfcl.dataset.categories import expand_categories
+
+    names = list(expand_categories(["single_turn", "multi_turn"]))
+    meta = {"model": "m", "mode": "fc", "categories": names, "dataset": {}}
+    before = {f"{name}_{n}": True for name in names for n in range(60)}
+    after = {i: not i.endswith(("_1", "_2", "_3", "_4", "_5", "_6", "_7")) for i in before}
+    paths = []
+    for label, verdicts in (("before", before), ("after", after)):
+        data = baseline_data(
+            verdicts, {**meta, "run_id": label}, {}, answers=dict.fromkeys(verdicts, "x")
+        )
+        paths.append(tmp_path / f"{label}.json")
+        paths[-1].write_text(json.dumps(data))
+    assert main([str(p) for p in paths]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) <= 150 and lines[-1] == "compare: FAILED"
+    worse = next(line for line in lines if line.startswith("worse now: "))
+    assert int(worse.split(": ")[1]) > 100  # all but a few known ground-truth errors
+    assert any(line.startswith("... and ") for line in lines)

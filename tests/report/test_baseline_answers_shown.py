@@ -99,3 +99,15 @@ def test_a_multi_turn_regression_keeps_its_failing_turn_and_state_difference(
     assert lines[-2].startswith('  baseline, turn 0: [[{"cd": ') and '"mkdir"' in lines[-2]
     assert '"grep"' not in lines[-2]  # a later turn's calls
     assert lines[-1] == '  now, turn 0:      ["I have completed this request."]'
+
+
+def test_secrets_in_answers_are_masked_before_a_baseline_keeps_them():
+    from pytest_bfcl.report.answers import redacted_answers
+
+    answers = {
+        "a": "call it with Authorization: Bearer sk-live-123456 please",
+        "b": '[{"f": "{\\"x\\": 1}"}]',
+    }
+    masked = redacted_answers(answers)
+    assert "sk-live-123456" not in masked["a"] and "***" in masked["a"]
+    assert masked["b"] == answers["b"]
