@@ -68,6 +68,7 @@ def test_html_writes_the_plugins_page_with_both_answers(runs, tmp_path, capsys):
     text = page.read_text()
     assert "<html" in text and "simple_python_30" in text
     assert "answer_diff" in text and "kinematics_final_velocity_from_distance" in text
+    assert "compared with" in text and "replay:base" in text  # the earlier run, in the header
     capsys.readouterr()
 
 
