@@ -4,7 +4,8 @@ What the reports, the session and the tools read of it is exported here, and onl
 
 - baselines: :class:`Baseline` (per-entry verdicts and rates, stamps, signature), loaded,
   saved, merged and checked against a run (``baseline.py``, ``baseline_integrity.py``,
-  ``baseline_signature.py``);
+  ``baseline_signature.py``), and the recorded run's answers they carry
+  (:class:`BaselineAnswers`, ``baseline_answers.py``);
 - the decision: :func:`evaluate_gate` and its :class:`GateResult` of :class:`Comparison` rows
   (``decision.py``: the pooled-sample permutation test of ``permutation.py`` on each
   category, group and the overall, Holm's step-down with Tarone's rule, the 1-point rule);
@@ -27,6 +28,7 @@ from pytest_bfcl.gate.baseline import (
     stamp_differences,
     version_note,
 )
+from pytest_bfcl.gate.baseline_answers import ANSWER_LIMIT, BaselineAnswers, cut_answer
 from pytest_bfcl.gate.baseline_integrity import new_run_id
 from pytest_bfcl.gate.baseline_signature import SignatureError, signed, signing_key
 from pytest_bfcl.gate.completeness import incompleteness, missing_by_category, top_reason
@@ -40,7 +42,9 @@ from pytest_bfcl.gate.detection import (
 )
 
 __all__ = [
+    "ANSWER_LIMIT",
     "Baseline",
+    "BaselineAnswers",
     "BaselineError",
     "Comparison",
     "Detection",
@@ -48,6 +52,7 @@ __all__ = [
     "SignatureError",
     "baseline_data",
     "category_noise",
+    "cut_answer",
     "detection_lines",
     "detections",
     "evaluate_gate",

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.files import loads_bounded, read_regular_file, write_json_atomic
+from pytest_bfcl.gate.baseline_answers import BaselineAnswers, merged_answers, pack_answers
 from pytest_bfcl.gate.baseline_integrity import (
     format_problems,
     merge_refusals,
@@ -53,6 +54,9 @@ class Baseline(BaseModel):
     # Entries asked several times (recorded over K samples, or merged from several runs):
     # id -> [passes, samples]; ``verdicts`` then says whether every sample passed.
     rates: dict[str, tuple[int, int]] = {}
+    # The recorded run's answers, packed (gate/baseline_answers.py); None in a baseline
+    # recorded without them.
+    answers: dict[str, Any] | None = None
 
     def verdict(self, entry_id: str) -> bool | None:
         return self.verdicts.get(entry_id)
@@ -94,10 +98,13 @@ def save_baseline(
     categories: dict[str, Any],
     expected: dict[str, int] | None = None,
     rates: dict[str, tuple[int, int]] | None = None,
+    answers: dict[str, str] | None = None,
 ) -> None:
     """``expected``: the number of entries the run was asked to score, per category;
-    ``rates``: (passes, samples) of entries asked several times."""
-    write_json_atomic(path, baseline_data(verdicts, metadata, categories, expected, rates))
+    ``rates``: (passes, samples) of entries asked several times; ``answers``: the run's
+    answers as text, by entry id."""
+    data = baseline_data(verdicts, metadata, categories, expected, rates, answers)
+    write_json_atomic(path, data)
 
 
 def baseline_data(
@@ -106,8 +113,9 @@ def baseline_data(
     categories: dict[str, Any],
     expected: dict[str, int] | None = None,
     rates: dict[str, tuple[int, int]] | None = None,
+    answers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """A baseline as the JSON it is saved as."""
+    """A baseline as the JSON it is saved as (with ``answers``, they are packed in it)."""
     rates = {i: (int(p), int(k)) for i, (p, k) in (rates or {}).items() if k > 1}
     scored = Counter(category_of_id(i) for i in verdicts)
     names = sorted(set(scored) | set(expected or {}))
@@ -123,7 +131,10 @@ def baseline_data(
         digest=verdicts_digest(verdicts, rates),
         rates=dict(sorted(rates.items())),
     )
-    return baseline.model_dump(mode="json")
+    data = baseline.model_dump(mode="json", exclude={"answers"})
+    if answers is not None:
+        data["answers"] = pack_answers(answers)
+    return data
 
 
 def load_baseline(path: Path, key: bytes | None = None) -> Baseline:
@@ -316,4 +327,8 @@ def merge_baselines(baselines: list[Baseline]) -> dict[str, Any]:
         "merged_runs": merged_runs(baselines),
     }
     expected = {name: t.get("expected", 0) for name, t in first.totals.items()}
-    return baseline_data(verdicts, metadata, first.categories, expected or None, rates)
+    stores = [BaselineAnswers.of(b) for b in baselines]
+    answers = None
+    if any(b.answers is not None for b in baselines):
+        answers = merged_answers(stores, [b.verdicts for b in baselines], verdicts)
+    return baseline_data(verdicts, metadata, first.categories, expected or None, rates, answers)

@@ -43,7 +43,7 @@ RESULTS_OPTIONS: tuple[Option, ...] = (
     Option(
         "--bfcl-save-baseline",
         "save_baseline_path",
-        "save this run's verdicts as a baseline",
+        "save this run's verdicts (and answers) as a baseline",
         rule=rules.FILE_TO_WRITE,
     ),
     Option(

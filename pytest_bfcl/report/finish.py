@@ -15,6 +15,7 @@ from pytest_bfcl.dataset.categories import natural_key
 from pytest_bfcl.files import os_error_text, write_json_atomic
 from pytest_bfcl.gate import (
     Baseline,
+    BaselineAnswers,
     Detection,
     GateResult,
     baseline_data,
@@ -29,6 +30,7 @@ from pytest_bfcl.gate import (
     signing_key,
     version_note,
 )
+from pytest_bfcl.report.answers import changes_report, redacted_answers
 from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.csv_tables import csv_tables, write_csv_tables
 from pytest_bfcl.report.html.builder import HtmlBuilder
@@ -77,6 +79,10 @@ class RunOutcome:
     html_entries: HtmlEntries | HtmlBuilder = field(default_factory=HtmlEntries)
     failures: list[FailureNote] = field(default_factory=list)
     explanations: dict[str, str] = field(default_factory=dict)  # --bfcl-explain
+    # The answers the run kept, by entry id (every entry's when a baseline is saved, else
+    # those whose verdict changed from the baseline's), and the baseline's.
+    answers: dict[str, str] = field(default_factory=dict)
+    baseline_answers: BaselineAnswers | None = None
     junit_path: Path | None = None
     junit_not_written: str | None = None  # why the BFCL testcases are not in the junit file
     step_summary: Path | None = None  # $GITHUB_STEP_SUMMARY
@@ -206,6 +212,7 @@ def _save_baseline(
         finished.scores.model_dump(mode="json")["categories"],
         {name: len(ids) for name, ids in outcome.board.expected.items()},
         outcome.board.rates,
+        redacted_answers({i: a for i, a in outcome.answers.items() if i in outcome.board.verdicts}),
     )
     write_json_atomic(path, signed(data, signing_key(outcome.settings.baseline_key_env)))
 
@@ -234,6 +241,8 @@ def json_report(outcome: RunOutcome, finished: FinishedRun) -> dict[str, Any]:
     report["left_out"] = outcome.left_out_extras  # not installed here: category -> extra
     report["known_errors"] = known_error_report(outcome)
     report["detection"] = detection_report(outcome, finished)
+    answers = outcome.baseline_answers or BaselineAnswers.of(outcome.baseline)
+    report["changes"] = changes_report(gate, answers, outcome.answers)
     return report
 
 

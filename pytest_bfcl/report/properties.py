@@ -34,6 +34,10 @@ class ItemProperties:
     known_error: str | None = None  # the entry's ground truth is known to be wrong upstream
     search_failures: int | None = None  # web searches that failed (web-search entries)
     fetch_failures: int | None = None  # page fetches that failed
+    # An entry that improved on the baseline: its answer there and now (a regression's are in
+    # its failure's text).
+    baseline_answer: str | None = None
+    answer: str | None = None
 
     def pairs(self, *names: str) -> list[tuple[str, Any]]:
         """``(bfcl_<name>, value)`` for the given fields (all when none), skipping unset ones;
@@ -65,7 +69,16 @@ _FIELD_NAMES = tuple(f.name for f in fields(ItemProperties))
 _KEYS = {name: PREFIX + name for name in _FIELD_NAMES}
 _NAMES = {key: name for name, key in _KEYS.items()}
 _BOOLEANS = {"baseline_valid", "valid", "excluded"}
-_TEXTS = {"id", "category", "error_type", "reason", "skipped", "known_error"}
+_TEXTS = {
+    "id",
+    "category",
+    "error_type",
+    "reason",
+    "skipped",
+    "known_error",
+    "baseline_answer",
+    "answer",
+}
 
 
 def _parse(name: str, value: Any) -> Any:

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_bfcl.dataset.categories import CATEGORIES
 from pytest_bfcl.dataset.custom import unregister_custom_categories
-from pytest_bfcl.gate import Baseline
+from pytest_bfcl.gate import Baseline, BaselineAnswers
 from pytest_bfcl.perf import FreezeAsItGrows, forbid_freezing, freeze_long_lived
 from pytest_bfcl.report.html.records import DocsRefs
 from pytest_bfcl.run.engine import BfclRun
@@ -28,6 +28,7 @@ class SessionPlugin:
         self.run = run
         self.settings = run.settings
         self.baseline = baseline
+        self.baseline_answers = BaselineAnswers.of(baseline)  # read when first needed
         worker = getattr(config, "workerinput", {}).get("workerid")
         self.docs_refs = DocsRefs(str(worker or "main"))  # function docs this process sent
         self.freezer = FreezeAsItGrows()
@@ -53,6 +54,7 @@ class SessionPlugin:
                     category=CATEGORIES[name],
                     run=self.run,
                     baseline=self.baseline,
+                    baseline_answers=self.baseline_answers,
                 )
                 for name in self.settings.categories
             )
@@ -66,6 +68,8 @@ class SessionPlugin:
         if isinstance(item, BfclItem):
             if self.settings.html_path is not None:
                 attach_record(item, report, self.docs_refs)
+            if report.when == "call" and item.answer is not None:
+                report.bfcl_answer = item.answer  # type: ignore[attr-defined]
             if report.when == "teardown":  # reported: the item no longer needs them
                 item.release()
         return report

@@ -64,6 +64,7 @@ class ControllerPlugin(SessionPlugin):
         self.finished: FinishedRun | None = None
         self.failures: list[FailureNote] = []
         self.explanations: dict[str, str] = dict.fromkeys(self.settings.explain, "")
+        self.answers: dict[str, str] = {}  # entry id -> answer, where the run keeps it
         self.progress_pending = False
         # the HTML report's entries: rendered by a builder process, or here
         self.html_entries: HtmlEntries | HtmlBuilder = HtmlEntries()
@@ -181,6 +182,10 @@ class ControllerPlugin(SessionPlugin):
         if record is not None:
             self.html_entries.add_packed(record)
             del report.bfcl_record  # pytest keeps every report to the end
+        answer = getattr(report, "bfcl_answer", None)
+        if answer is not None:
+            self.answers[report.nodeid.rpartition("::")[2]] = answer
+            del report.bfcl_answer
         if not report.nodeid.startswith(f"{NODE_PREFIX}/"):
             self.other_failures += int(report.failed)
             return
@@ -192,6 +197,8 @@ class ControllerPlugin(SessionPlugin):
         if props.category is None:
             return
         if props.valid is not None and props.id is not None:
+            if props.id in self.explanations and props.answer is not None:
+                self.explanations[props.id] = improvement_text(props)
             self.board.add_verdict(
                 props.id, props.category, props.valid, props.passes, props.samples
             )
@@ -256,6 +263,8 @@ class ControllerPlugin(SessionPlugin):
             html_entries=self.html_entries,
             failures=self.failures,
             explanations=self.explanations,
+            answers=self.answers,
+            baseline_answers=self.baseline_answers,
             junit_path=Path(junit) if junit else None,
             junit_not_written=self.junit_refused
             or (self.junit_cases.not_written if self.junit_cases else None),
@@ -345,6 +354,17 @@ class ControllerPlugin(SessionPlugin):
             terminalreporter.write_sep("=", title)
             for line in lines:
                 terminalreporter.write_line(line)
+
+
+def improvement_text(props: ItemProperties) -> str:
+    """``--bfcl-explain`` of an entry that failed in the baseline and passes now."""
+    return "\n".join(
+        [
+            f"BFCL {props.id} [{props.category}] improved: fails in the baseline, passes now",
+            f"  baseline: {props.baseline_answer}",
+            f"  now:      {props.answer}",
+        ]
+    )
 
 
 def unknown_explain_ids(

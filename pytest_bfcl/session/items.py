@@ -13,12 +13,13 @@ from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import Category
 from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.errors import InfrastructureError, RunStopped
-from pytest_bfcl.gate import Baseline
+from pytest_bfcl.gate import Baseline, BaselineAnswers
 from pytest_bfcl.markers import marker_names
 from pytest_bfcl.models.base import Generation, Sampled
 from pytest_bfcl.perf import paused_gc
 from pytest_bfcl.pytest_private import FixtureInfoCache, ItemWithFixtures
 from pytest_bfcl.redact import redact_text
+from pytest_bfcl.report.answers import answer_text, baseline_lines, failing_turn, flipped
 from pytest_bfcl.report.html.facts import Outcome, bounded, record_facts
 from pytest_bfcl.report.html.records import DocsRefs, encode_record
 from pytest_bfcl.report.properties import ItemProperties
@@ -45,12 +46,21 @@ class BfclCategory(pytest.Collector):
     """The items of one category (``bfcl/<category>``), one per entry."""
 
     def __init__(
-        self, *, category: Category, run: BfclRun, baseline: Baseline | None, **kwargs: Any
+        self,
+        *,
+        category: Category,
+        run: BfclRun,
+        baseline: Baseline | None,
+        baseline_answers: BaselineAnswers | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.category = category
         self.run = run
         self.baseline = baseline
+        self.baseline_answers = (
+            baseline_answers if baseline_answers is not None else BaselineAnswers.of(baseline)
+        )
         for name in marker_names(category):
             self.add_marker(name)
 
@@ -112,6 +122,9 @@ class BfclItem(ItemWithFixtures):
         self.baseline_valid = baseline_valid
         self._generation: Generation | Sampled | None = None
         self._verdict: Verdict | None = None
+        # The answer as text, when the run keeps it (a baseline saved, a verdict that changed
+        # from the baseline's): it rides on the call's report to the controller.
+        self.answer: str | None = None
 
     # -- fixtures: BFCL items take autouse and usefixtures fixtures like test functions ---------
 
@@ -173,6 +186,7 @@ class BfclItem(ItemWithFixtures):
         to the end, and with them every conversation it generated."""
         self._generation = None
         self._verdict = None
+        self.answer = None
         self.drop_fixture_values()
 
     def runtest(self) -> None:
@@ -183,6 +197,11 @@ class BfclItem(ItemWithFixtures):
             verdict=verdict, generation=reported_generation(self._generation, verdict)
         )
         known = self.run.expected_failure(self.entry_id)
+        changed = flipped(self.baseline_valid, verdict.valid)
+        if changed or self.run.settings.save_baseline_path is not None:
+            self.answer = answer_text(verdict)
+        if changed and verdict.valid:  # an improvement: both answers in the junit testcase
+            self.user_properties += self._answer_properties()
         if verdict.samples is not None:
             self.user_properties += ItemProperties(
                 passes=verdict.passes, samples=verdict.samples
@@ -212,9 +231,37 @@ class BfclItem(ItemWithFixtures):
             text = explain_failure(excinfo.value.verdict)
             if excinfo.value.regression:
                 text = "REGRESSION (passed in the baseline): " + text
+                turn = failing_turn(excinfo.value.verdict)
+                text += "\n" + "\n".join(self.answer_lines(turn))
             # a model's lone surrogates escaped (\\ud800): the report stays readable lines
             return redact_text(text).encode("utf-8", "backslashreplace").decode("utf-8")
         return super().repr_failure(excinfo, style=style)
+
+    @property
+    def baseline_answers(self) -> BaselineAnswers:
+        parent = self.parent
+        if isinstance(parent, BfclCategory):
+            return parent.baseline_answers
+        return BaselineAnswers(None)
+
+    def answer_lines(self, turn: int | None = None) -> list[str]:
+        """The baseline's answer beside this run's (or why the baseline shows none); a
+        conversation's at the turn that failed."""
+        return baseline_lines(self.entry_id, self.baseline_answers, self.answer, turn)
+
+    def answers_beside(self) -> tuple[str | None, str | None] | None:
+        """(the baseline's answer, this run's) for an entry whose verdict changed."""
+        verdict = self._verdict
+        if verdict is None or not flipped(self.baseline_valid, verdict.valid):
+            return None
+        return self.baseline_answers.get(self.entry_id), self.answer
+
+    def _answer_properties(self) -> list[tuple[str, Any]]:
+        answers = self.baseline_answers
+        before = answers.get(self.entry_id)
+        shown = before if before is not None else f"(none: {answers.missing(self.entry_id)})"
+        now = redact_text(self.answer) if self.answer is not None else None
+        return ItemProperties(baseline_answer=shown, answer=now).pairs()
 
     def failure_text(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
         """Infrastructure trouble (a server, the network, a recording) is one readable line:
@@ -291,6 +338,7 @@ def attach_record(item: BfclItem, report: pytest.TestReport, docs_refs: DocsRefs
         baseline_valid=item.baseline_valid,
         message=message,
         known_error=item.run.known_error_note(item.entry_id),
+        answers=item.answers_beside(),
     )
     report.bfcl_record = encode_record(facts, *docs_refs.ref(sources))  # type: ignore[attr-defined]
 

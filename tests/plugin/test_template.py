@@ -13,11 +13,14 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from pytest_bfcl.dataset.known_errors import known_errors
 
 yaml = pytest.importorskip("yaml")  # a development dependency: reads the CI files
 
@@ -196,6 +199,8 @@ def test_ci_commands_gate_a_pull_request_record_main_and_fail_a_regression(adopt
         assert result.returncode == 0, result.stdout[-3000:]
         assert "BFCL gate: passed" in result.stdout
     assert (checkout / "reports" / "bfcl-baseline.json").is_file()
+    recorded = json.loads((checkout / "reports" / "bfcl-baseline.json").read_text())
+    assert recorded["answers"]["entries"] == len(recorded["verdicts"])  # from every worker
 
     # a pull request, on both CI systems: main's baseline, the gate on a sample, one process
     _git(checkout, "checkout", "-q", "-b", "feature")
@@ -334,3 +339,103 @@ def test_adopting_into_an_existing_repository_keeps_everything_of_the_teams(tmp_
     gated = pytest_run("bfcl", small)
     assert gated.returncode == 0 and "BFCL gate: passed" in gated.stdout, gated.stdout[-2000:]
     assert (team / "reports" / "bfcl-report.html").is_file()
+
+
+# A model wrapping the oracle that answers in text for the entries listed in $TEXT_ANSWERS: a
+# pull request that turns passing entries into text answers.
+TEXT_FOR_SOME = """
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_bfcl_make_model(spec, settings, scoring, source, hook):
+    if spec != "text-for-some":
+        return None
+    from pytest_bfcl.models.base import Generation
+    from pytest_bfcl.models.oracle import OracleModel
+
+    listed = set(Path(os.environ["TEXT_ANSWERS"]).read_text().split())
+
+    class TextForSome(OracleModel):
+        name = "text-for-some"
+
+        def generate(self, task):
+            if task.entry.id in listed:
+                return Generation(id=task.entry.id, result="Sorry, I will not call anything.")
+            return super().generate(task)
+
+    return TextForSome(scoring)
+"""
+TEXT_ANSWER = "Sorry, I will not call anything."
+
+
+def test_a_red_pull_request_shows_mains_answers_and_compares_offline(adopted):
+    """A pull request that turns 150 passing entries into text answers: its junit text shows
+    main's answer beside the new one for its regressions, and the compare command, given main's
+    baseline and the pull request's run, fails as the gate did, in under 150 lines."""
+    root, env = adopted["root"], adopted["env"]
+    checkout = root / "review"
+    _git(root, "clone", "-q", str(root / "team-model"), str(checkout))
+    _git(checkout, "checkout", "-q", "-b", "text-answers")
+    pull_request = " && ".join(runs(PULL_REQUEST))
+
+    # the sample the pull request's gate runs, as the unchanged model answers it
+    result = _shell(checkout, pull_request, env)
+    assert result.returncode == 0, result.stdout[-3000:]
+    sampled = json.loads((checkout / "reports" / "bfcl-run.json").read_text())
+    main = json.loads((checkout / "reports" / "main-baseline.json").read_text())
+    assert main["answers"]["entries"] == len(main["verdicts"])  # the committed one has them
+    calls_due = [
+        i
+        for i, valid in sampled["verdicts"].items()
+        if valid
+        and main["verdicts"].get(i)
+        and "relevance" not in i
+        and "acme" not in i
+        and i not in known_errors()  # left out of the gate: not a regression there
+    ]
+    assert len(calls_due) >= 150
+    (root / "text-answers.txt").write_text("\n".join(calls_due[:150]))
+    shutil.copy(checkout / "reports" / "bfcl-run.json", root / "unchanged-run.json")
+
+    # the pull request: 150 entries now answered with text
+    with open(checkout / "conftest.py", "a") as conftest:
+        conftest.write(TEXT_FOR_SOME)
+    pyproject = checkout / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace('bfcl_model = "oracle"', 'bfcl_model = "text-for-some"')
+    )
+    red_env = {**env, "TEXT_ANSWERS": str(root / "text-answers.txt")}
+    result = _shell(checkout, pull_request, red_env)
+    assert result.returncode == 1, result.stdout[-3000:]
+    assert "BFCL gate: FAILED" in result.stdout
+
+    cases = ET.parse(checkout / "reports" / "junit.xml").getroot().iter("testcase")
+    failures = [case.find("failure") for case in cases]
+    texts = [f.text or "" for f in failures if f is not None]
+    regressions = [t for t in texts if t.startswith("REGRESSION (passed in the baseline)")]
+    assert len(regressions) == 150
+    shown = [
+        t
+        for t in regressions
+        if re.search(r"^  baseline: \[\{", t, re.M) and f"\n  now:      {TEXT_ANSWER}" in t
+    ]
+    assert len(shown) >= 0.9 * len(regressions), regressions[0]
+
+    # the two stored runs compared without running anything: as red as the gate, bounded
+    compare = "python -m pytest_bfcl.compare reports/main-baseline.json reports/bfcl-run.json"
+    result = _shell(checkout, compare, env)
+    assert result.returncode == 1, (result.stdout[-3000:], result.stderr[-2000:])
+    lines = (result.stdout + result.stderr).splitlines()
+    assert len(lines) <= 150 and lines[-1] == "compare: FAILED"
+    assert "worse now: 150" in lines
+    at = next(n for n, line in enumerate(lines) if line.startswith(f"{calls_due[0]} ["))
+    assert (
+        lines[at + 1].startswith("  baseline: [{") and lines[at + 2] == f"  now:      {TEXT_ANSWER}"
+    )
+    # a run compared with itself, and the unchanged pull request with main: no drop
+    for pair in (
+        "reports/bfcl-run.json reports/bfcl-run.json",
+        f"reports/main-baseline.json {root / 'unchanged-run.json'}",
+    ):
+        result = _shell(checkout, f"python -m pytest_bfcl.compare {pair}", env)
+        assert result.returncode == 0, (pair, result.stdout[-3000:], result.stderr[-2000:])
+        assert len(result.stdout.splitlines()) <= 150

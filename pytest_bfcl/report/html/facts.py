@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from pytest_bfcl.report.html.answer_diff import answer_fields
+
 Outcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
 
 # Characters kept of one rendered field; a few kilobytes is what a person reads on a page.
@@ -52,6 +54,11 @@ class EntryRecord(BaseModel):
     samples: int | None = None
     # The entry's ground truth is known to be wrong upstream (the reference, then the fix).
     known_error: str | None = None
+    # An entry whose verdict changed from the baseline's: the baseline's answer and this run's
+    # as text, and their differences marked (report/html/answer_diff.py).
+    baseline_answer: str | None = None
+    answer: str | None = None
+    answer_diff: list[list[str]] | None = None
 
 
 def bounded(value: Any, limit: int = FIELD_LIMIT) -> str:
@@ -300,6 +307,7 @@ FACTS = (
     "output_tokens",
     "passes",
     "samples",
+    "answers",
 )
 
 
@@ -312,11 +320,13 @@ def record_facts(
     baseline_valid: bool | None = None,
     message: str | None = None,
     known_error: str | None = None,
+    answers: tuple[str | None, str | None] | None = None,
 ) -> tuple[Any, ...]:
     """What an entry's record is made from, unrendered (the model's output, the decoded and
     expected calls as the run has them), as a tuple in :data:`FACTS` order: cheap to take
     while the entry finishes, rendered later (:func:`fields_from_facts`), possibly in another
-    process. Only the question is rendered here (the data's message objects stay here)."""
+    process. Only the question is rendered here (the data's message objects stay here).
+    ``answers``: (the baseline's, this run's) for an entry whose verdict changed."""
     details = generation.details if generation is not None and generation.details else {}
     return (
         entry.id,
@@ -341,6 +351,7 @@ def record_facts(
         generation.output_tokens if generation is not None else None,
         verdict.passes if verdict is not None else None,
         verdict.samples if verdict is not None else None,
+        answers,
     )
 
 
@@ -348,7 +359,8 @@ def fields_from_facts(facts: tuple[Any, ...], functions_key_: str | None) -> dic
     """A record's fields (see :func:`record_fields`) from its facts: every text bounded."""
     (entry_id, category, outcome, valid, error_type, errors, message, known_error,
      baseline_valid, question, generated, result, reasoning, decoded, expected, report,
-     inference_log, latency, input_tokens, output_tokens, passes, samples) = facts  # fmt: skip
+     inference_log, latency, input_tokens, output_tokens, passes, samples,
+     answers) = facts  # fmt: skip
     reasons = [bounded(e, 1000) for e in errors]
     if message:
         reasons.append(bounded(message, 1000))
@@ -378,4 +390,10 @@ def fields_from_facts(facts: tuple[Any, ...], functions_key_: str | None) -> dic
         "passes": passes,
         "samples": samples,
         "known_error": known_error,
+        **_answer_fields(answers),
     }
+
+
+def _answer_fields(answers: tuple[str | None, str | None] | None) -> dict[str, Any]:
+    fields = answer_fields(*answers) if answers else {}
+    return {name: fields.get(name) for name in ("baseline_answer", "answer", "answer_diff")}

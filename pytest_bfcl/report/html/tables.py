@@ -50,6 +50,9 @@ def header_html(metadata: dict[str, Any], gate: GateResult | None, scores: Score
     ]
     if metadata.get("sample"):
         facts.append(("sample", f"{metadata['sample']} (seed {metadata.get('seed')})"))
+    before = metadata.get("compared_with")  # two stored runs (python -m pytest_bfcl.compare)
+    if isinstance(before, dict):
+        facts.append(("compared with", f"{before.get('model')}, {before.get('finished_at')}"))
     if scores.partial_eval:
         facts.append(("scoring", "--bfcl-partial-eval (entries present only)"))
     if metadata.get("extra_body"):

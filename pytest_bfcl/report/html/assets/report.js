@@ -257,6 +257,7 @@
             el("ul", {}, ...r.reasons.map((x) => el("li", { text: x }))))
         : null,
       detailLines(r.detail || []),
+      answersBeside(r),
       field("question", r.question),
       functionsBlock(r.functions_key),
       agentic ? finalAnswer(r) : null,
@@ -266,6 +267,28 @@
       field("decoded", r.decoded),
       field("expected", r.expected),
     );
+  }
+
+  // A changed entry: the baseline's answer and this run's side by side, what only one of them
+  // has marked (runs of ["=" | "-" | "+", text] made by report/html/answer_diff.py).
+  function answersBeside(r) {
+    if (r.baseline_answer == null && r.answer == null) return null;
+    const runs = r.answer_diff;
+    const side = (title, text, keep, mark, missing) => {
+      const pre = el("pre", { class: "answer" });
+      if (runs) {
+        for (const [op, piece] of runs) {
+          if (op === "=") pre.append(piece);
+          else if (op === keep) pre.append(el("mark", { class: mark, text: piece }));
+        }
+      } else {
+        pre.textContent = text == null ? `(none: ${missing} holds no answer for it)` : text;
+      }
+      return el("div", { class: "answer-side" }, el("h4", { text: title }), pre);
+    };
+    return el("div", { class: "field answers-beside" },
+      side("baseline's answer", r.baseline_answer, "-", "removed", "the baseline"),
+      side("this run's answer", r.answer, "+", "added", "this run"));
   }
 
   // The checker's lines; from "state differences" (or "results ... never did") on they are the
