@@ -248,6 +248,30 @@ def test_a_failed_response_is_retried_counted_and_never_cached(dataset, texts, t
         assert len(server.take()) == 1
 
 
+def test_failed_responses_on_every_request_stop_the_run_like_a_dead_server(dataset, texts):
+    from pytest_bfcl.models.endpoint_errors import InferenceError, ServerDown
+
+    stopped: list[ServerDown] = []
+    with RecordingServer(Script(behaviours=("right",))) as server:
+        settings = EndpointSettings(
+            model="gpt-x", base_urls=(server.base_url,), retries=3, backoff=0.01
+        )
+        server.faults = ["failed200"] * 100
+        model = OpenAIResponsesModel(settings, ScoringOptions("fc", True), texts, False)
+        for entry in dataset.entries("simple_python")[:5]:
+            try:
+                model.generate(Task(entry, None))
+            except ServerDown as exc:
+                stopped.append(exc)
+                break
+            except InferenceError:
+                continue  # this entry's error (E); the server-down rule counts the attempts
+        model.close()
+    assert stopped, "a server failing every response never stopped the run"
+    message = str(stopped[0])
+    assert "model failed to generate" in message and "\n" not in message
+
+
 def test_a_failed_response_stored_by_an_older_version_is_a_miss():
     from pytest_bfcl.models.cache import record_problem
 
