@@ -279,6 +279,18 @@ def wire_format_of(metadata: dict[str, Any]) -> str | None:
     return "chat-completions" if info.get("kind") in _CHAT_KINDS else None
 
 
+# Endpoint settings that change every request, as the model's metadata records them.
+_REQUEST_SETTINGS = (("max_tokens", "--bfcl-max-tokens"), ("history_echo", "--bfcl-history-echo"))
+_UNSTAMPED = object()  # recorded before the setting was (or by a model that sends none)
+
+
+def _request_setting(metadata: dict[str, Any], name: str) -> Any:
+    info = metadata.get("model_info")
+    info = info if isinstance(info, dict) else {}
+    where = info.get("sampling") if name == "max_tokens" else info
+    return where.get(name, _UNSTAMPED) if isinstance(where, dict) else _UNSTAMPED
+
+
 def request_differences(recorded: dict[str, Any], metadata: dict[str, Any]) -> list[str]:
     """What changes the requests themselves: the wire format, and the extra request fields
     (by value, and by the digest of their unmasked values: a masked secret reads ``***``)."""
@@ -289,6 +301,12 @@ def request_differences(recorded: dict[str, Any], metadata: dict[str, Any]) -> l
             f"wire format differs: baseline {before}, this run {now} (--bfcl-wire-format: "
             "another API's answers are other answers)"
         )
+    for setting, option in _REQUEST_SETTINGS:
+        was, now_set = _request_setting(recorded, setting), _request_setting(metadata, setting)
+        if was is not _UNSTAMPED and now_set is not _UNSTAMPED and was != now_set:
+            problems.append(
+                f"{option} differs: baseline {was!r}, this run {now_set!r} (the requests differ)"
+            )
     extra, recorded_extra = metadata.get("extra_body") or {}, recorded.get("extra_body") or {}
     digests = recorded.get("extra_body_digest"), metadata.get("extra_body_digest")
     if extra != recorded_extra:

@@ -157,6 +157,7 @@ class OpenAIChatModel:
             "base_urls": list(s.base_urls),
             "sampling": {"temperature": s.temperature, "max_tokens": s.max_tokens, "seed": s.seed},
             "extra_body": dict(s.extra_body),
+            "history_echo": s.history_echo,
             "identity": s.identity,
         }
 

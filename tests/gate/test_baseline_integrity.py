@@ -106,6 +106,27 @@ def test_a_run_on_another_wire_format_is_refused_by_the_gate(tmp_path):
     assert stamp_differences(oracle, metadata(wire_format="responses")) == []
 
 
+def test_a_token_limit_that_changes_the_requests_is_refused(tmp_path):
+    def sampled(limit):
+        return {"kind": "openai-compatible", "identity": "", "sampling": {"max_tokens": limit}}
+
+    recorded = loaded(tmp_path, "a", model_info=sampled(None))
+    [problem] = stamp_differences(recorded, metadata(model_info=sampled(512)))
+    assert problem.startswith("--bfcl-max-tokens differs: baseline None, this run 512")
+    assert stamp_differences(recorded, metadata(model_info=sampled(None))) == []
+
+
+def test_another_history_echo_is_refused(tmp_path):
+    def echoing(how):
+        return {"kind": "openai-compatible", "identity": "", "history_echo": how}
+
+    recorded = loaded(tmp_path, "a", model_info=echoing("as-returned"))
+    [problem] = stamp_differences(recorded, metadata(model_info=echoing("no-reasoning")))
+    assert "--bfcl-history-echo differs" in problem
+    with pytest.raises(BaselineError, match="history-echo differs"):
+        merge_baselines([recorded, loaded(tmp_path, "b", model_info=echoing("no-reasoning"))])
+
+
 def test_the_same_run_is_never_merged_twice(tmp_path, capsys):
     one = write(tmp_path / "one.json", metadata())
     assert merge_main([str(tmp_path / "m.json"), str(one), str(one)]) == 2
