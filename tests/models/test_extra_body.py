@@ -161,3 +161,17 @@ def test_the_ini_key_sets_the_fields(pytester, server, tmp_path):
     result, report = run(pytester, server, tmp_path, "ini")
     result.assert_outcomes(passed=16)
     assert report["metadata"]["extra_body"]["tool_choice"] == "required"
+
+
+def test_a_chat_run_does_not_gate_against_a_responses_baseline(pytester, server, tmp_path):
+    baseline = tmp_path / "baseline.json"
+    saved, _ = run(pytester, server, tmp_path, "saved", f"--bfcl-save-baseline={baseline}")
+    saved.assert_outcomes(passed=16)
+    data = json.loads(baseline.read_text())
+    assert data["metadata"]["wire_format"] == "chat-completions"
+    data["metadata"]["wire_format"] = "responses"  # as a Responses run records it
+    baseline.write_text(json.dumps(data))
+    refused, _ = run(pytester, server, tmp_path, "refused", f"--bfcl-baseline={baseline}")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    [line] = [x for x in refused.stderr.lines if "wire format differs" in x]
+    assert "baseline responses, this run chat-completions" in line
