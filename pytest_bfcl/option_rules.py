@@ -272,6 +272,10 @@ OWN_REQUEST_FIELDS: dict[str, str | None] = {
     "seed": "--bfcl-sampling-seed",
     "stream": None,
     "n": None,
+    "store": None,  # false, as the leaderboard's handlers send it
+    # the Responses API's own (--bfcl-wire-format=responses)
+    "input": None,
+    "max_output_tokens": "--bfcl-max-tokens",
 }
 
 

@@ -64,6 +64,23 @@ def is_secret_name(name: str) -> bool:
     return bool(words) and words[-1] in SECRET_WORDS
 
 
+# Flags whose value names an environment variable (the secret is that variable's value,
+# masked by value), though their last word says key.
+VARIABLE_FLAGS = frozenset({"bfcl-baseline-key"})
+
+
+def is_secret_flag(flag: str) -> bool:
+    """Whether the value after this flag (``--api-key``, ``-token``) is a secret."""
+    name = flag.lstrip("-")
+    return is_secret_name(name) and name.lower() not in VARIABLE_FLAGS
+
+
+# In prose a secret flag may be followed by a word ("--bfcl-baseline-key asks for ..."):
+# a bare lowercase word shorter than this is left alone there. A secret of that shape given
+# on the command line is still masked by its value (register_secrets_in_args).
+_PROSE_WORD = re.compile(r"[a-z]{1,15}")
+
+
 def register_secret(value: str | None) -> None:
     """Mask this value wherever it occurs from now on (too short a value is ignored)."""
     if value and len(value) >= MIN_SECRET_LENGTH:
@@ -178,7 +195,7 @@ def _secret_flag_positions(args: list[str]) -> dict[int, str]:
     positions: dict[int, str] = {}
     for index, arg in enumerate(args):
         name, sep, _value = arg.partition("=")
-        if not arg.startswith("-") or not is_secret_name(name.lstrip("-")):
+        if not arg.startswith("-") or not is_secret_flag(name):
             continue
         if sep:
             positions[index] = f"{name}={MASK}"
@@ -228,14 +245,16 @@ _QUERY_VALUE = re.compile(r"(?P<head>[?&;](?P<name>[\w.-]+)=)(?P<value>[^&#\s'\"
 
 
 def _mask_flag(match: re.Match[str]) -> str:
-    if not is_secret_name(match["flag"].lstrip("-")):
+    if not is_secret_flag(match["flag"]):
         return match[0]
+    if match["sep"] != "=" and _PROSE_WORD.fullmatch(match["value"]):
+        return match[0]  # a word of the sentence, not the flag's value
     quote = match["value"][0] if match["value"][0] in ("'", '"') else ""
     return f"{match['flag']}{match['sep']}{quote}{MASK}{quote}"
 
 
 def _mask_quoted_flag(match: re.Match[str]) -> str:
-    if not is_secret_name(match["flag"].strip("'\"").lstrip("-")):
+    if not is_secret_flag(match["flag"].strip("'\"")):
         return match[0]
     return f"{match['flag']}{match['sep']}{match['vq']}{MASK}{match['vq']}"
 

@@ -9,7 +9,7 @@ then compare the two entry by entry.
 - :mod:`.junit` reads pytest-bfcl's per-entry verdicts from a junit file;
 - :mod:`.compare` pairs the verdicts and renders the agreement;
 - :mod:`.reference` builds the evaluator's virtualenv and runs it;
-- :mod:`.cli` is the command line;
+- :mod:`.cli` is the command line (:mod:`.arguments` checks it);
 - :mod:`.requests_cli` (``python -m pytest_bfcl.conformance requests``) compares what both
   harnesses send a model: :mod:`.request_runs` runs them against one recording server,
   :mod:`.request_diff` compares their requests.

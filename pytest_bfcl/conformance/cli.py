@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import get_args
 
+from pytest_bfcl.conformance.arguments import OneLineParser, path_problem, refuse, seconds
 from pytest_bfcl.conformance.compare import Comparison, compare_verdicts, render_comparison
 from pytest_bfcl.conformance.junit import JunitError
 from pytest_bfcl.conformance.ours import run_ours
@@ -53,7 +54,7 @@ class UsageError(ValueError):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m pytest_bfcl.conformance",
         description="Score a result directory with the official BFCL evaluator and with "
         "pytest-bfcl, and compare their verdicts entry by entry.",
@@ -89,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--keep", type=Path, help="keep the evaluator's project root and pytest-bfcl's files here"
     )
-    parser.add_argument("--timeout", type=float, default=3600, help="seconds per run (3600)")
+    parser.add_argument("--timeout", type=seconds, default=3600, help="seconds per run (3600)")
     return parser
 
 
@@ -228,6 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return compare_requests(argv[1:])
     args = build_parser().parse_args(argv)
+    if (problem := path_problem(args)) is not None:
+        return refuse("conformance", problem)
     if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
         print(f"conformance: error: --keep {args.keep} is not empty", file=sys.stderr)
         return EXIT_SETUP

@@ -33,6 +33,9 @@ PROJECT_ROOT_ENV = "BFCL_PROJECT_ROOT"
 # Imported at start-up by a handler module but not declared by the distribution.
 STARTUP_EXTRAS = ("soundfile",)
 _MARKER = ".pytest-bfcl-conformance"
+# Written as soon as this tool has created a virtualenv: only a folder holding it (or the
+# marker above) is ever removed to be rebuilt.
+_MADE = ".pytest-bfcl-made"
 KEY_PLACEHOLDER = "placeholder-evaluation-sends-no-request"
 _ENV_READERS = frozenset({"os.getenv", "os.environ.get", "getenv", "environ.get"})
 # What the evaluator's process inherits from ours: enough to run Python, nothing else.
@@ -148,15 +151,39 @@ def _explain_startup(problem: str) -> str:
     return f"the official evaluator does not start{hint}:\n{problem}"
 
 
+def made_by_this_tool(venv: Path) -> bool:
+    return not venv.is_symlink() and ((venv / _MADE).is_file() or (venv / _MARKER).is_file())
+
+
+def venv_problem(venv: Path, replacing: bool = False) -> str | None:
+    """Why ``venv`` cannot be the evaluator's virtualenv: a file, or (``replacing``) a folder
+    this tool did not make that would have to be replaced (it is never deleted)."""
+    if venv.is_symlink() and not venv.exists():
+        return f"--venv {venv} is a link to nothing"
+    if venv.exists() and not venv.is_dir():
+        return f"--venv {venv} is not a folder"
+    if replacing and venv.is_dir() and any(venv.iterdir()) and not made_by_this_tool(venv):
+        return (
+            f"--venv {venv} exists and is not a virtualenv this tool made (or its evaluator "
+            "does not start); it is left as it is: name a new folder, or remove it yourself"
+        )
+    return None
+
+
 def build_venv(venv: Path, pip_args: Sequence[str] = ()) -> None:
     """Create the virtualenv and install the pinned evaluator into it (network to the package
-    index once; the user's pip configuration applies)."""
+    index once; the user's pip configuration applies). Only a folder this tool made is
+    replaced: anything else there is refused, never deleted."""
+    problem = venv_problem(venv, replacing=True)
+    if problem is not None:
+        raise SetupError(problem)
     if venv.exists():
         shutil.rmtree(venv)
     venv.parent.mkdir(parents=True, exist_ok=True)
     made = _run([sys.executable, "-m", "venv", str(venv)])
     if made.returncode != 0:
         raise SetupError(f"could not create a virtualenv at {venv}:\n{_tail(made.stderr)}")
+    (venv / _MADE).write_text(pinned_version(), encoding="utf-8")
     requirement = f"{load_lock().distribution}=={pinned_version()}"
     cmd = [
         str(venv_python(venv)),
@@ -184,6 +211,8 @@ def ensure_venv(
 ) -> Path:
     """The evaluator's Python, building its virtualenv on first use; checked to start."""
     venv = venv or default_venv_dir()
+    if (problem := venv_problem(venv)) is not None:
+        raise SetupError(problem)
     python = venv_python(venv)
     marker = venv / _MARKER
     if marker.is_file() and python.is_file():

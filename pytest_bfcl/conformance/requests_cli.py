@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
 
+from pytest_bfcl.conformance.arguments import OneLineParser, count, path_problem, refuse, seconds
 from pytest_bfcl.conformance.reference import (
     SetupError,
     default_venv_dir,
@@ -54,7 +55,7 @@ DEFAULT_CATEGORIES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m pytest_bfcl.conformance requests",
         description="Run the official harness and pytest-bfcl against one local recording "
         "server and compare the requests they send, category by category.",
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--per-category",
-        type=int,
+        type=count,
         default=5,
         help="entries per category, spread evenly (default 5; 0: every entry)",
     )
@@ -97,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", type=Path, dest="json_out", help="write the comparison as JSON")
     parser.add_argument("--keep", type=Path, help="keep both harnesses' files here")
-    parser.add_argument("--timeout", type=float, default=3600, help="seconds per run (3600)")
+    parser.add_argument("--timeout", type=seconds, default=3600, help="seconds per run (3600)")
     return parser
 
 
@@ -192,6 +193,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if (problem := path_problem(args)) is not None:
+        return refuse("conformance requests", problem)
     try:
         return _run(args)
     except (SetupError, DatasetError, ValueError) as exc:

@@ -258,12 +258,7 @@ def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
             f"temperature differs: baseline {recorded.get('temperature')!r}, this run "
             f"{metadata.get('temperature')!r}"
         )
-    extra, recorded_extra = metadata.get("extra_body") or {}, recorded.get("extra_body") or {}
-    if extra != recorded_extra:
-        problems.append(
-            f"request fields differ (--bfcl-extra-body): baseline {_json(recorded_extra)}, "
-            f"this run {_json(extra)}"
-        )
+    problems += request_differences(recorded, metadata)
     before = recorded.get("leaderboard_deviations") or []
     now = metadata.get("leaderboard_deviations") or []
     if before != now:
@@ -278,6 +273,64 @@ def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
             f"{baseline.samples} (record it with at least as many, or merge baselines)"
         )
     return problems + policy_differences(recorded, metadata)
+
+
+# Model kinds that speak chat completions, for baselines recorded before the wire format was
+# stamped (a Responses run's model_info said so already).
+_CHAT_KINDS = ("openai-compatible", "vllm", "started-server")
+
+
+def wire_format_of(metadata: dict[str, Any]) -> str | None:
+    """The API a run's requests went over; None for models that send none (oracle, replay)."""
+    info = metadata.get("model_info")
+    info = info if isinstance(info, dict) else {}
+    stamped = metadata.get("wire_format") or info.get("wire_format")
+    if stamped:
+        return str(stamped)
+    return "chat-completions" if info.get("kind") in _CHAT_KINDS else None
+
+
+# Endpoint settings that change every request, as the model's metadata records them.
+_REQUEST_SETTINGS = (("max_tokens", "--bfcl-max-tokens"), ("history_echo", "--bfcl-history-echo"))
+_UNSTAMPED = object()  # recorded before the setting was (or by a model that sends none)
+
+
+def _request_setting(metadata: dict[str, Any], name: str) -> Any:
+    info = metadata.get("model_info")
+    info = info if isinstance(info, dict) else {}
+    where = info.get("sampling") if name == "max_tokens" else info
+    return where.get(name, _UNSTAMPED) if isinstance(where, dict) else _UNSTAMPED
+
+
+def request_differences(recorded: dict[str, Any], metadata: dict[str, Any]) -> list[str]:
+    """What changes the requests themselves: the wire format, and the extra request fields
+    (by value, and by the digest of their unmasked values: a masked secret reads ``***``)."""
+    problems = []
+    before, now = wire_format_of(recorded), wire_format_of(metadata)
+    if before and now and before != now:
+        problems.append(
+            f"wire format differs: baseline {before}, this run {now} (--bfcl-wire-format: "
+            "another API's answers are other answers)"
+        )
+    for setting, option in _REQUEST_SETTINGS:
+        was, now_set = _request_setting(recorded, setting), _request_setting(metadata, setting)
+        if was is not _UNSTAMPED and now_set is not _UNSTAMPED and was != now_set:
+            problems.append(
+                f"{option} differs: baseline {was!r}, this run {now_set!r} (the requests differ)"
+            )
+    extra, recorded_extra = metadata.get("extra_body") or {}, recorded.get("extra_body") or {}
+    digests = recorded.get("extra_body_digest"), metadata.get("extra_body_digest")
+    if extra != recorded_extra:
+        problems.append(
+            f"request fields differ (--bfcl-extra-body): baseline {_json(recorded_extra)}, "
+            f"this run {_json(extra)}"
+        )
+    elif all(digests) and digests[0] != digests[1]:
+        problems.append(
+            f"request fields differ (--bfcl-extra-body): {_json(extra)} alike, but the "
+            "masked values differ (another key or secret was sent)"
+        )
+    return problems
 
 
 def _json(fields: Any) -> str:

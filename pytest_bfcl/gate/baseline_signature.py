@@ -13,10 +13,12 @@ import hashlib
 import hmac
 import json
 import os
+import re
 from typing import Any
 
 SIGNATURE_FIELD = "signature"
 ALGORITHM = "hmac-sha256"
+_HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
 MIN_KEY_LENGTH = 16  # a shorter key can be guessed; refused rather than trusted
 
 
@@ -67,7 +69,10 @@ def signature_problems(raw: dict[str, Any], key: bytes | None) -> list[str]:
     if not isinstance(signature, dict) or not isinstance(signature.get("value"), str):
         return ["it is not signed, and --bfcl-baseline-key asks for a signed baseline"]
     if signature.get("algorithm") != ALGORITHM:
-        return [f"its signature is {signature.get('algorithm')!r}, not {ALGORITHM!r}"]
+        return [f"its signature is {ascii(signature.get('algorithm'))[:80]}, not {ALGORITHM!r}"]
+    # (compare_digest refuses text that is not ASCII with a TypeError: a hand-edited file)
+    if not _HEX_DIGEST.fullmatch(signature["value"]):
+        return ["its signature is not a hex digest (changed after it was signed)"]
     if not hmac.compare_digest(signature["value"], _mac(raw, key)):
         return [
             "its signature does not match (changed after it was signed, or signed with another key)"

@@ -89,6 +89,18 @@ class GateResult(BaseModel):
     known_errors: list[str] = []
 
     @property
+    def verdict(self) -> str:
+        """``FAILED``, ``passed``, or ``off``: with ``--bfcl-gate=off`` nothing passed a gate
+        (a drop is shown, not enforced), so the headline never says passed."""
+        if self.failed:
+            return "FAILED"
+        return (
+            "off (--bfcl-gate=off: compared, not enforced)"
+            if self.settings.mode == "off"
+            else "passed"
+        )
+
+    @property
     def failed(self) -> bool:
         return (
             bool(self.threshold_failures)

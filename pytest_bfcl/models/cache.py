@@ -50,6 +50,11 @@ _RECORD_FIELDS: dict[str, tuple[type, ...]] = {
 }
 
 
+# Finish reasons of answers that were no answer (a gateway's ``"error"``, a Responses
+# answer's ``failed``/``cancelled``/unfinished status), which older versions stored.
+FAILURE_FINISHES = frozenset({"error", "failed", "cancelled", "in_progress", "queued"})
+
+
 class CacheWarning(UserWarning):
     """A cache file was unusable and is being replaced."""
 
@@ -70,8 +75,9 @@ def record_problem(record: Any) -> str | None:
         for call in result
     ):
         return "its 'result' is not what a server answers (text, or calls as {name: arguments})"
-    if record.get("finish_reason") == "error":  # stored before gateway errors were told apart
-        return 'it is a gateway\'s failure (finish_reason "error"), not an answer'
+    finish = record.get("finish_reason")
+    if finish in FAILURE_FINISHES:  # stored before these were told apart
+        return f"it is a server's failure (finish_reason {finish!r}), not an answer"
     ids = record.get("tool_call_ids", [])
     if not all(isinstance(i, str) for i in ids):
         return "its 'tool_call_ids' are not all text"

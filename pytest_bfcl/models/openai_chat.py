@@ -70,6 +70,7 @@ from pytest_bfcl.web.transport import (
 
 __all__ = ["EndpointSettings", "InferenceError", "OpenAIChatModel", "ServerDown"]
 
+WIRE_FORMAT = "chat-completions"  # part of a baseline's stamp (a Responses run differs)
 PROBE_TIMEOUT = 15.0  # seconds for the probe before generation (it needs no generation)
 
 
@@ -151,10 +152,12 @@ class OpenAIChatModel:
         s = self.settings
         return {
             "kind": "openai-compatible",
+            "wire_format": WIRE_FORMAT,
             "served_model": s.model,
             "base_urls": list(s.base_urls),
             "sampling": {"temperature": s.temperature, "max_tokens": s.max_tokens, "seed": s.seed},
             "extra_body": dict(s.extra_body),
+            "history_echo": s.history_echo,
             "identity": s.identity,
         }
 

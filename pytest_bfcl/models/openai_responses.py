@@ -12,7 +12,7 @@ from typing import Any
 from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.decode.reasoning import apply_reasoning_mode
 from pytest_bfcl.models.balancer import Replica, endpoint_url
-from pytest_bfcl.models.base import Generation, StepReply, StepRequest, Task
+from pytest_bfcl.models.base import Generation, ModelSpecError, StepReply, StepRequest, Task
 from pytest_bfcl.models.cache import ResponseCache
 from pytest_bfcl.models.endpoint_request import EndpointSettings
 from pytest_bfcl.models.endpoint_response import answer_record, generation_fields
@@ -57,8 +57,11 @@ class OpenAIResponsesModel(OpenAIChatModel):
     ) -> None:
         """``reasoning``: the model is of a reasoning family (no temperature; its encrypted
         reasoning and summaries asked for and carried through the history)."""
+        requests = ResponsesRequestBuilder(settings, scoring, texts, reasoning)
+        if (problem := requests.extra_body_problem()) is not None:
+            raise ModelSpecError(problem)
         super().__init__(settings, scoring, texts, cache, hook)
-        self.requests = ResponsesRequestBuilder(settings, scoring, texts, reasoning)  # type: ignore[assignment]
+        self.requests = requests  # type: ignore[assignment]
 
     def _replica(self, base_url: str | None) -> Replica:
         chat = super()._replica(base_url)

@@ -133,7 +133,20 @@ class ResponsesRequestBuilder:
             request["tools"] = tools
         if self.settings.max_tokens is not None:
             request["max_output_tokens"] = self.settings.max_tokens
+        request.update(self.settings.extra_body)  # none of the fields set above (checked)
         return request
+
+    def extra_body_problem(self) -> str | None:
+        """Why ``--bfcl-extra-body`` cannot be sent on this API: it would replace a field this
+        builder writes (the general ones are refused with the option)."""
+        own = ("include", "reasoning") if self.reasoning else ()
+        clash = [field for field in own if field in self.settings.extra_body]
+        if not clash:
+            return None
+        return (
+            f"--bfcl-extra-body cannot set {clash[0]!r} for {self.settings.model} on the "
+            "Responses API: the plugin sets it for the reasoning families (as the leaderboard)"
+        )
 
     def ping(self) -> bytes:
         """The smallest request (probing a replica)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_bfcl.models.endpoint_errors import Failure, error_text
+from pytest_bfcl.models.endpoint_errors import Failure, error_text, one_line
 from pytest_bfcl.models.endpoint_response import call_name, json_object, text_of, token_count
 
 
@@ -46,12 +46,43 @@ def finish_reason(response: dict[str, Any]) -> str | None:
     return text_of(response.get("status"))
 
 
+# Why an answer may be incomplete and still be the model's: it ran out of output tokens, or
+# the provider's content filter cut it (scored as it is, like a chat completion's
+# ``finish_reason: "content_filter"``). Any other reason is the provider's.
+MODEL_INCOMPLETE_REASONS = frozenset({"max_output_tokens", "content_filter"})
+
+
+def provider_failure(response: dict[str, Any]) -> str | None:
+    """Why a 200 answer that holds an output is still no answer of the model's: an ``error``
+    object, ``status: "failed"`` (or cancelled, or not finished), or ``incomplete`` for a
+    reason of the provider's. ``None`` when it is the model's answer, whatever its content;
+    calls beside such a failure are no answer either."""
+    error = response.get("error")
+    if error:
+        text = error_text(json.dumps({"error": error}, ensure_ascii=True).encode())
+        return f"the server answered 200 with an error beside the response: {text}"
+    status = response.get("status")
+    if status is None or status == "completed":
+        return None
+    if status == "incomplete":
+        reason = finish_reason(response)
+        if reason in MODEL_INCOMPLETE_REASONS:
+            return None
+        return (
+            f"the server answered 200 with an incomplete response ({one_line(str(reason))}), "
+            "not the model's answer"
+        )
+    return f"the server answered 200 with a response whose status is {one_line(str(status))}"
+
+
 def responses_record(body: bytes, latency: float) -> dict[str, Any]:
     """The stored record of a Responses answer, with ``echo``: its output items."""
     response = json_object(body)
     output = response.get("output")
     if not isinstance(output, list):
         raise Failure("silent", not_a_response(response))
+    if (failure := provider_failure(response)) is not None:
+        raise Failure("silent", failure)
     items = [item for item in output if isinstance(item, dict)]
     calls = [item for item in items if item.get("type") == "function_call"]
     result: Any

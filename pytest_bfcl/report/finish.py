@@ -321,7 +321,7 @@ def closing_sections(outcome: RunOutcome, finished: FinishedRun) -> list[tuple[s
         )
         sections.append((title, detection_lines(found)))
     if finished.gate is not None:
-        title = "BFCL gate: " + ("FAILED" if finished.gate.failed else "passed")
+        title = f"BFCL gate: {finished.gate.verdict}"
         lines = gate_block(finished.gate)
         note = version_note(outcome.baseline, outcome.metadata) if outcome.baseline else None
         sections.append((title, [*lines, note] if note else lines))

@@ -62,8 +62,7 @@ def markdown_summary(
     else:
         lines += ["", f"Overall: **{percent(overall.accuracy).strip()}**"]
     if gate is not None:
-        verdict = "FAILED" if gate.failed else "passed"
-        lines += ["", f"Gate ({gate.settings.mode}): **{verdict}**"]
+        lines += ["", f"Gate ({gate.settings.mode}): **{gate.verdict}**"]
         lines += [f"- {reason}" for reason in gate_reasons(gate)]
     if html:
         lines += [

@@ -34,7 +34,7 @@ from pytest_bfcl.models.function_docs import (
     system_prompt,
     with_language_hints,
 )
-from pytest_bfcl.run.excerpts import excerpt
+from pytest_bfcl.run.excerpts import ANSWERS_KEPT_WHOLE, excerpt, with_reasoning_excerpts
 from pytest_bfcl.scoring import CONTEXT_EXCEEDED, ENTRY_BUDGET_EXCEEDED
 
 
@@ -116,6 +116,8 @@ class Conversation:
         self.refusal: Any = None
         self.budget = budget
         self.held = 0  # bytes of the history so far (as JSON), counted against the budget
+        # bytes of the answers (as echoed) and their reasoning: what the record would keep
+        self.answered = 0
 
     def run(self) -> Generation:
         with journal() as cached:
@@ -125,7 +127,12 @@ class Conversation:
                     break
         generation = self._generation()
         if self.finish_reason != ENTRY_BUDGET_EXCEEDED:
-            return generation
+            if self.answered <= ANSWERS_KEPT_WHOLE:
+                return generation
+            # under its budget, but answering megabytes (reasoning echoed step after step):
+            # scored as it is, its reasoning kept as excerpts and its answers not cached
+            forget(cached)
+            return with_reasoning_excerpts(generation)
         # a flood, the model's failure whatever it said: an excerpt of it is kept, and its
         # answers leave the cache (a rerun asks again)
         self.history, self.results, self.log = [], [], []
@@ -174,17 +181,25 @@ class Conversation:
         """The entry's memory store, when it has one."""
         return next((b for b in self.env.instances.values() if isinstance(b, MemoryBackend)), None)
 
-    def _over_budget(self, messages: list[dict[str, Any]]) -> bool:
+    def _over_budget(self, messages: list[dict[str, Any]], answer: bool = False) -> bool:
         """Count messages about to join the history against the entry's budget, before they
         do; when they would take it over, the conversation ends as the model's failure (a
         model answering megabytes a step would otherwise have its growing history held and
-        resent at every step)."""
+        resent at every step). ``answer``: the messages are the model's (counted apart)."""
         if self.budget is None:
             return False
         try:
             size = sum(len(json.dumps(m, ensure_ascii=True, default=str)) for m in messages)
         except (ValueError, RecursionError):
             size = self.budget + 1
+        if answer:
+            self.answered += size
+        return self._exceeds(size)
+
+    def _exceeds(self, size: int) -> bool:
+        """Whether ``size`` more bytes take the history over its budget (which ends the
+        conversation as the model's failure); counted as held when they do not."""
+        assert self.budget is not None
         if self.held + size <= self.budget:
             self.held += size
             return False
@@ -231,7 +246,8 @@ class Conversation:
             echoed = (
                 reply.echo if reply.echo is not None else [_assistant_message(reply, self.mode)]
             )
-            if self._over_budget(echoed):
+            self.answered += len(reply.reasoning or "")
+            if self._over_budget(echoed, answer=True):
                 break
             self.history.extend(echoed)
             said: dict[str, Any] = {"role": "assistant", "content": reply.result}
@@ -247,7 +263,9 @@ class Conversation:
             if is_empty_calls(calls):
                 step_log.append({"role": "handler_log", "content": "no calls", "decoded": calls})
                 break
-            results = self.env.execute(calls)
+            results = self._execute(calls)
+            if results is None:  # their results alone would outgrow the budget
+                break
             step_log.append({"role": "handler_log", "content": "decoded", "decoded": calls})
             step_log.extend({"role": "tool", "content": r} for r in results)
             fed_back = _result_messages(reply, calls, results, self.mode)
@@ -267,6 +285,23 @@ class Conversation:
         self.input_tokens.append([t[1] for t in timing])
         self.output_tokens.append([t[2] for t in timing])
         self.log.append(turn_log)
+
+    def _execute(self, calls: list[str]) -> list[str] | None:
+        """The calls' results, run one by one and counted against the budget as they come:
+        a step of a thousand searches answered with megabytes each is stopped at the budget
+        instead of held whole first. None when they outgrow it (the conversation ends)."""
+        if self.budget is None:
+            return self.env.execute(calls)
+        results: list[str] = []
+        size = 0
+        for call in calls:
+            result = self.env.execute_one(call)
+            size += len(json.dumps(result, ensure_ascii=True))
+            if self.held + size > self.budget:
+                self._exceeds(size)
+                return None
+            results.append(result)
+        return results
 
     # -- the record -----------------------------------------------------------------------------
 

@@ -3,6 +3,8 @@ scoring rules and the gate's settings), unmasked: ``BfclRun.metadata`` masks sec
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import TYPE_CHECKING, Any
 
 from pytest_bfcl import __version__
@@ -29,6 +31,16 @@ def extra_body(run: BfclRun) -> dict[str, Any]:
     return dict(extra) if isinstance(extra, dict) else {}
 
 
+def extra_body_digest(run: BfclRun) -> str | None:
+    """sha256 of the request fields as sent: the reports mask a secret among them (``***``),
+    and two runs whose secrets differ still send other requests."""
+    extra = extra_body(run)
+    if not extra:
+        return None
+    text = json.dumps(extra, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
 def run_metadata(run: BfclRun) -> dict[str, Any]:
     settings, scoring, source = run.settings, run.scoring, run.source
     return {
@@ -53,7 +65,9 @@ def run_metadata(run: BfclRun) -> dict[str, Any]:
         "detect": settings.detect,
         "samples": settings.samples,
         "temperature": model_temperature(run),
+        "wire_format": run.model.metadata().get("wire_format"),
         "extra_body": extra_body(run),
+        "extra_body_digest": extra_body_digest(run),
         "scoring_rules": SCORING_RULES_VERSION,
         "known_errors": settings.known_errors,
         "gate": settings.gate.model_dump(),

@@ -24,6 +24,7 @@ from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.oracle import OracleModel
+from pytest_bfcl.testing.flood_answers import search_flood
 from pytest_bfcl.testing.gateway_faults import GATEWAY_FAULTS
 from pytest_bfcl.testing.responses_wire import chat_body, response_of
 
@@ -88,6 +89,10 @@ class FakeOpenAI:
         self.served_models = ["test-model", "bench-model"]  # listed on GET /models
         self.huge_bytes = 50_000_000  # size of a "huge" answer
         self.flood = (37, 199_000)  # a "flood" answer: this many calls of this many characters
+        # a "search_flood" answer: this many web searches; "reasoning_flood": the usual answer
+        # with this many characters of reasoning_content
+        self.searches = 1000
+        self.reasoning_chars = 3_000_000
         self.patch: dict[str, Any] = {}  # fields merged into every completion (odd shapes)
         self.requests: Counter[str] = Counter()  # entry id -> requests received
         self.authorizations: list[str] = []  # the Authorization header of each chat request
@@ -301,7 +306,12 @@ class FakeOpenAI:
                     return self._send(400, CONTEXT_REFUSAL)
                 if fault == "huge" or fake.always == "huge":
                     return self._send_huge(body)
+                if fault == "search_flood":
+                    return self._send(200, search_flood(body, fake.searches))
                 completion = fake.completion(body, answer[fake.mode], fake.mode, fault, fake.flood)
+                if fault == "reasoning_flood" and completion["choices"]:
+                    message = completion["choices"][0]["message"]
+                    message["reasoning_content"] = "r" * fake.reasoning_chars
                 completion.update(fake.patch)
                 self._send(200, response_of(completion) if responses else completion)
                 fake.last_answer = time.time()

@@ -27,6 +27,7 @@ class FakeWeb:
     def __init__(self, hits: int = 3) -> None:
         self.hits = hits
         self.echo_key = False  # a careless service quoting the request's api_key in its hits
+        self.snippet_chars = 0  # each hit's snippet padded to this many characters (a flood)
         self.requests: Counter[str] = Counter()  # "search" / "page" -> count
         self.lock = threading.Lock()
         self.server = _QuietServer(("127.0.0.1", 0), self._handler())
@@ -54,7 +55,7 @@ class FakeWeb:
             {
                 "title": f"Result {i} for {query}",
                 "link": f"{self.base}/page/{slug}/{i}",
-                "snippet": f"Snippet {i} about {query}",
+                "snippet": f"Snippet {i} about {query}".ljust(self.snippet_chars, "s"),
             }
             for i in range(self.hits)
         ]

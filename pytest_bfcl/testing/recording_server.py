@@ -20,6 +20,14 @@ from pytest_bfcl.testing.scripted_answers import Script
 FAULTS: dict[str, tuple[int, Any]] = {
     "500": (500, {"error": {"message": "internal error"}}),
     "error200": (200, {"error": {"message": "upstream provider failed", "code": 502}}),
+    "failed200": (
+        200,
+        {
+            "status": "failed",
+            "error": {"code": "server_error", "message": "The model failed to generate"},
+            "output": [],
+        },
+    ),
     "no_output": (200, {"id": "resp_x", "object": "response", "status": "completed"}),
     "chat_answer": (200, {"choices": [{"message": {"role": "assistant", "content": "hi"}}]}),
     "not_json": (200, "this is not JSON"),

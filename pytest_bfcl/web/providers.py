@@ -71,14 +71,14 @@ class SerpApiProvider:
         """Status and body (at most MAX_ANSWER_BYTES) of one request, within the timeout."""
         try:
             with deadline(self.timeout), self._http.stream("GET", self.url, params=params) as got:
-                body = b""
+                body = bytearray()  # (appending to bytes copies it whole at every chunk)
                 for chunk in got.iter_bytes():
                     body += chunk
                     if len(body) > MAX_ANSWER_BYTES:
                         raise SearchError(
                             f"the search answer is larger than {MAX_ANSWER_BYTES} bytes"
                         )
-                return got.status_code, body
+                return got.status_code, bytes(body)
         except httpx.TimeoutException:
             raise SearchError(
                 f"the search service did not answer within {self.timeout:g} s"

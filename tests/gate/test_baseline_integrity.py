@@ -63,12 +63,68 @@ def loaded(tmp_path: Path, name: str, **changes):
         ({"known_errors": "correct"}, "known-errors policy differs"),
         ({"mode": "prompt"}, "mode differs"),
         ({"dataset": {"version": "2025.1.1", "sha256": "def"}}, "dataset version differs"),
+        (
+            {
+                "model_info": {
+                    "kind": "openai-compatible",
+                    "identity": "",
+                    "wire_format": "responses",
+                }
+            },
+            "wire format differs: baseline responses, this run chat-completions",
+        ),
+        ({"wire_format": "responses"}, "wire format differs"),
+        (
+            {"extra_body": {"api_key": "***"}, "extra_body_digest": "1" * 64},
+            "request fields differ",
+        ),
     ],
 )
 def test_baselines_that_do_not_fit_are_not_merged(tmp_path, change, message):
     with pytest.raises(BaselineError, match="cannot be merged") as raised:
         merge_baselines([loaded(tmp_path, "a"), loaded(tmp_path, "b", **change)])
     assert message in str(raised.value)
+
+
+def test_masked_request_fields_compare_by_the_digest_of_their_values(tmp_path):
+    masked = {"extra_body": {"api_key": "***"}}
+    a = loaded(tmp_path, "a", **masked, extra_body_digest="1" * 64)
+    same = metadata(**masked, extra_body_digest="1" * 64)
+    other = metadata(**masked, extra_body_digest="2" * 64)
+    assert stamp_differences(a, same) == []
+    [problem] = stamp_differences(a, other)
+    assert "masked values differ" in problem
+    # a baseline recorded before the digest was stamped compares by the masked text alone
+    assert stamp_differences(loaded(tmp_path, "old", **masked), other) == []
+
+
+def test_a_run_on_another_wire_format_is_refused_by_the_gate(tmp_path):
+    chat = loaded(tmp_path, "chat")  # recorded before the stamp: its model kind says it
+    [problem] = stamp_differences(chat, metadata(wire_format="responses"))
+    assert problem.startswith("wire format differs: baseline chat-completions, this run responses")
+    oracle = loaded(tmp_path, "oracle", model_info={"kind": "oracle"})
+    assert stamp_differences(oracle, metadata(wire_format="responses")) == []
+
+
+def test_a_token_limit_that_changes_the_requests_is_refused(tmp_path):
+    def sampled(limit):
+        return {"kind": "openai-compatible", "identity": "", "sampling": {"max_tokens": limit}}
+
+    recorded = loaded(tmp_path, "a", model_info=sampled(None))
+    [problem] = stamp_differences(recorded, metadata(model_info=sampled(512)))
+    assert problem.startswith("--bfcl-max-tokens differs: baseline None, this run 512")
+    assert stamp_differences(recorded, metadata(model_info=sampled(None))) == []
+
+
+def test_another_history_echo_is_refused(tmp_path):
+    def echoing(how):
+        return {"kind": "openai-compatible", "identity": "", "history_echo": how}
+
+    recorded = loaded(tmp_path, "a", model_info=echoing("as-returned"))
+    [problem] = stamp_differences(recorded, metadata(model_info=echoing("no-reasoning")))
+    assert "--bfcl-history-echo differs" in problem
+    with pytest.raises(BaselineError, match="history-echo differs"):
+        merge_baselines([recorded, loaded(tmp_path, "b", model_info=echoing("no-reasoning"))])
 
 
 def test_the_same_run_is_never_merged_twice(tmp_path, capsys):

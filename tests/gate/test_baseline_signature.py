@@ -51,6 +51,19 @@ def test_an_unsigned_or_otherly_signed_baseline_is_refused(tmp_path, key):
         load_baseline(path, KEY)
 
 
+@pytest.mark.parametrize(
+    ("value", "algorithm"), [("é" * 64, "hmac-sha256"), ("0" * 64, "hmac-sha256-é"), ("ab", None)]
+)
+def test_a_signature_edited_into_any_text_is_refused_in_one_line(tmp_path, value, algorithm):
+    path = recorded(tmp_path / "b.json")
+    data = json.loads(path.read_text())
+    data["signature"] = {"algorithm": algorithm or "hmac-sha256", "value": value}
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(BaselineError, match="signature") as raised:
+        load_baseline(path, KEY)
+    assert "\n" not in str(raised.value)
+
+
 def test_the_key_variable_must_hold_a_usable_key(monkeypatch):
     assert signing_key(None) is None
     monkeypatch.delenv("BFCL_TEST_KEY", raising=False)

@@ -37,6 +37,9 @@ def test_the_fields_are_added_to_every_request(texts):
     [
         ('{"temperature": 0.7}', "cannot set 'temperature': set it with --bfcl-temperature"),
         ('{"messages": []}', "cannot set 'messages': the plugin sets it"),
+        ('{"store": true}', "cannot set 'store': the plugin sets it"),
+        ('{"input": []}', "cannot set 'input': the plugin sets it"),
+        ('{"max_output_tokens": 9}', "set it with --bfcl-max-tokens"),
         ('{"tool_choice": ', "is not JSON"),
         ('["tool_choice"]', "a JSON object of request fields"),
     ],
@@ -45,6 +48,56 @@ def test_fields_the_plugin_writes_and_bad_json_are_refused(given, message):
     with pytest.raises(ValueError, match="--bfcl-extra-body") as info:
         build_settings({"model": "m", "extra_body": given})
     assert message in str(info.value)
+
+
+def test_the_fields_go_into_every_responses_request(texts, dataset):
+    from pytest_bfcl.models.base import Task
+    from pytest_bfcl.models.responses_request import ResponsesRequestBuilder
+
+    settings = EndpointSettings(model="gpt-x", extra_body={"tool_choice": "required", "top_k": 5})
+    builder = ResponsesRequestBuilder(settings, ScoringOptions("fc", True), texts, False)
+    body = builder.for_task(Task(dataset.entries("simple_python")[0], None))
+    assert body["tool_choice"] == "required" and body["top_k"] == 5 and body["store"] is False
+
+
+@pytest.mark.parametrize("field", ["reasoning", "include"])
+def test_responses_fields_the_plugin_writes_for_reasoning_models_are_refused(texts, field):
+    from pytest_bfcl.models.base import ModelSpecError
+    from pytest_bfcl.models.openai_responses import OpenAIResponsesModel
+
+    settings = EndpointSettings(model="gpt-5-mini", extra_body={field: {"effort": "high"}})
+    with pytest.raises(ModelSpecError, match=f"cannot set '{field}' for gpt-5-mini"):
+        OpenAIResponsesModel(settings, ScoringOptions("fc", True), texts, True)
+    # a model of another family gets no reasoning fields from the plugin: the user's are sent
+    plain = EndpointSettings(model="gpt-4.1", extra_body={field: {"effort": "high"}})
+    OpenAIResponsesModel(plain, ScoringOptions("fc", True), texts, False).close()
+
+
+def test_a_plugin_run_over_the_responses_api_sends_the_fields_and_stamps_them(pytester, tmp_path):
+    from pytest_bfcl.testing.recording_server import RecordingServer
+    from pytest_bfcl.testing.scripted_answers import Script
+
+    baseline = tmp_path / "baseline.json"
+    with RecordingServer(Script(behaviours=("right",))) as server:
+        result = pytester.runpytest(
+            "--bfcl-model=gpt-4.1",
+            f"--bfcl-base-url={server.base_url}",
+            "--bfcl-wire-format=responses",
+            "--bfcl-category=simple_python",
+            "--bfcl-sample=3",
+            f"--bfcl-cache-dir={tmp_path / 'cache'}",
+            f"--bfcl-extra-body={FIELDS}",
+            f"--bfcl-save-baseline={baseline}",
+            "-p",
+            "no:cacheprovider",
+        )
+        recorded = server.take()
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("errors", 0) == 0 and outcomes.get("passed", 0) + outcomes["failed"] == 3
+    assert len(recorded) == 3 and all(r.body["tool_choice"] == "required" for r in recorded)
+    stamp = json.loads(baseline.read_text())["metadata"]
+    assert stamp["wire_format"] == "responses" and stamp["extra_body"] == json.loads(FIELDS)
+    assert len(stamp["extra_body_digest"]) == 64
 
 
 @pytest.fixture
@@ -108,3 +161,17 @@ def test_the_ini_key_sets_the_fields(pytester, server, tmp_path):
     result, report = run(pytester, server, tmp_path, "ini")
     result.assert_outcomes(passed=16)
     assert report["metadata"]["extra_body"]["tool_choice"] == "required"
+
+
+def test_a_chat_run_does_not_gate_against_a_responses_baseline(pytester, server, tmp_path):
+    baseline = tmp_path / "baseline.json"
+    saved, _ = run(pytester, server, tmp_path, "saved", f"--bfcl-save-baseline={baseline}")
+    saved.assert_outcomes(passed=16)
+    data = json.loads(baseline.read_text())
+    assert data["metadata"]["wire_format"] == "chat-completions"
+    data["metadata"]["wire_format"] = "responses"  # as a Responses run records it
+    baseline.write_text(json.dumps(data))
+    refused, _ = run(pytester, server, tmp_path, "refused", f"--bfcl-baseline={baseline}")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    [line] = [x for x in refused.stderr.lines if "wire format differs" in x]
+    assert "baseline responses, this run chat-completions" in line

@@ -75,7 +75,7 @@ def test_a_gateway_error_cached_by_an_older_version_is_a_miss(server, texts, tas
     key = cache_key(model.cache_identity(model.build_request(task), entry=task.entry.id))
     stored = {"result": "", "tool_call_ids": [], "finish_reason": "error"}
     cache.put(key, stored)
-    with pytest.warns(UserWarning, match="gateway's failure"):
+    with pytest.warns(UserWarning, match="server's failure"):
         generation = model.generate(task)
     assert not generation.cached and server.requests[task.entry.id] == 1
     assert json.loads(cached_files(tmp_path)[0].read_text())["finish_reason"] == "stop"

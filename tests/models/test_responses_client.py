@@ -128,6 +128,39 @@ def test_answers_without_output_are_infrastructure_failures(body, says):
     assert says in str(caught.value)
 
 
+_FAILED_ERROR = {"code": "server_error", "message": "The model failed to generate"}
+_CALL = {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "f", "arguments": "{}"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        ({"status": "failed", "error": _FAILED_ERROR}, "model failed to generate"),
+        ({"status": "failed"}, "status is failed"),
+        ({"status": "cancelled"}, "status is cancelled"),
+        ({"status": "in_progress"}, "status is in_progress"),
+        ({"status": "completed", "error": _FAILED_ERROR}, "error beside the response"),
+        (
+            {"status": "incomplete", "incomplete_details": {"reason": "interrupted"}},
+            "incomplete response (interrupted)",
+        ),
+        ({"status": "incomplete"}, "incomplete response"),
+    ],
+)
+@pytest.mark.parametrize("output", [[], [_CALL]], ids=["no-output", "calls-beside"])
+def test_a_failed_response_is_an_infrastructure_failure_even_with_calls(output, extra, says):
+    with pytest.raises(Failure) as caught:
+        responses_record(_answer(output, **extra), 0.1)
+    assert says in str(caught.value)
+
+
+@pytest.mark.parametrize("reason", ["max_output_tokens", "content_filter"])
+def test_an_answer_incomplete_for_the_models_reasons_is_its_answer(reason):
+    extra = {"status": "incomplete", "incomplete_details": {"reason": reason}}
+    record = responses_record(_answer([_CALL], **extra), 0.1)
+    assert record["result"] == [{"f": "{}"}] and record["finish_reason"] == reason
+
+
 # -- conversations over the wire ----------------------------------------------------------------
 
 
@@ -184,6 +217,66 @@ def test_a_server_fault_is_retried_and_not_recorded_as_an_answer(dataset, texts)
         model.close()
         assert len(server.take()) == 1
     assert generation.result == "I have finished; nothing else to do."
+
+
+def test_a_failed_response_is_retried_counted_and_never_cached(dataset, texts, tmp_path):
+    from pytest_bfcl.models.cache import ResponseCache
+
+    task = _entry(dataset, "simple_python")
+    cache_dir = tmp_path / "cache"
+    with RecordingServer(Script(behaviours=("right",))) as server:
+        settings = EndpointSettings(
+            model="gpt-x", base_urls=(server.base_url,), retries=2, backoff=0.01
+        )
+        server.faults = ["failed200"] * 9
+        model = OpenAIResponsesModel(
+            settings, ScoringOptions("fc", True), texts, False, ResponseCache(cache_dir)
+        )
+        with pytest.raises(Exception, match="model failed to generate"):
+            model.generate(task)
+        model.close()
+        assert len(server.faults) < 8  # retried: each attempt was answered with the failure
+        assert not list(cache_dir.rglob("*.json"))  # nothing stored for the rerun to replay
+        server.faults = []
+        # the server recovers: the rerun asks again and gets the model's answer
+        again = OpenAIResponsesModel(
+            settings, ScoringOptions("fc", True), texts, False, ResponseCache(cache_dir)
+        )
+        generation = again.generate(task)
+        again.close()
+        assert not generation.cached and isinstance(generation.result, list)
+        assert len(server.take()) == 1
+
+
+def test_failed_responses_on_every_request_stop_the_run_like_a_dead_server(dataset, texts):
+    from pytest_bfcl.models.endpoint_errors import InferenceError, ServerDown
+
+    stopped: list[ServerDown] = []
+    with RecordingServer(Script(behaviours=("right",))) as server:
+        settings = EndpointSettings(
+            model="gpt-x", base_urls=(server.base_url,), retries=3, backoff=0.01
+        )
+        server.faults = ["failed200"] * 100
+        model = OpenAIResponsesModel(settings, ScoringOptions("fc", True), texts, False)
+        for entry in dataset.entries("simple_python")[:5]:
+            try:
+                model.generate(Task(entry, None))
+            except ServerDown as exc:
+                stopped.append(exc)
+                break
+            except InferenceError:
+                continue  # this entry's error (E); the server-down rule counts the attempts
+        model.close()
+    assert stopped, "a server failing every response never stopped the run"
+    message = str(stopped[0])
+    assert "model failed to generate" in message and "\n" not in message
+
+
+def test_a_failed_response_stored_by_an_older_version_is_a_miss():
+    from pytest_bfcl.models.cache import record_problem
+
+    stored = {"result": [{"f": "{}"}], "tool_call_ids": ["c1"], "finish_reason": "failed"}
+    assert "server's failure" in str(record_problem(stored))
 
 
 # -- choosing the wire format -------------------------------------------------------------------

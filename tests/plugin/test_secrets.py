@@ -71,6 +71,10 @@ def test_secrets_are_masked_by_their_place(text, masked):
         "http://127.0.0.1:8000/v1?page=2",
         "--enable-auth --port 8000",  # a switch: the next flag is not its value
         "{'api_key': 'abc'} is a model's argument, not ours",
+        "it is not signed, and --bfcl-baseline-key asks for a signed baseline",
+        "--bfcl-baseline-key names $BFCL_KEY, which is not set",
+        "--bfcl-baseline-key=BFCL_BASELINE_KEY --bfcl-gate=strict",
+        "set --api-key or --hf-token when the server needs one",
     ],
 )
 def test_what_is_not_a_secret_is_left_alone(text):

@@ -393,6 +393,8 @@ def test_an_empty_run_still_renders():
 def test_gate_verdict_words():
     settings = GateSettings()
     assert gate_verdict(GateResult(settings=settings, comparisons=[]))[0] == "passed"
+    off = settings.model_copy(update={"mode": "off"})
+    assert gate_verdict(GateResult(settings=off, comparisons=[]))[0] == "off (not enforced)"
     incomplete = GateResult(settings=settings, comparisons=[], incomplete=["simple: 3 missing"])
     assert gate_verdict(incomplete)[0] == "incomplete"
     allowed = incomplete.model_copy(update={"allow_incomplete": True})

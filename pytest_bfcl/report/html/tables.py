@@ -35,6 +35,8 @@ def gate_verdict(gate: GateResult | None) -> tuple[str, str]:
     only_incomplete = not gate.threshold_failures and not any(c.failed for c in gate.comparisons)
     if gate.incomplete and only_incomplete:
         return ("passed (incomplete)" if gate.allow_incomplete else "incomplete"), "warn"
+    if not gate.failed and gate.settings.mode == "off":
+        return "off (not enforced)", "neutral"
     return ("FAILED", "bad") if gate.failed else ("passed", "good")
 
 
