@@ -10,7 +10,8 @@ What the reports, the session and the tools read of it is exported here, and onl
   category, group and the overall, Holm's step-down with Tarone's rule, the 1-point rule);
 - what a comparison can detect and how many entries a drop needs (``detection.py``, with the
   power and noise of ``stats.py``);
-- whether the run is complete enough to decide (``completeness.py``).
+- whether the run is complete enough to decide (``completeness.py``);
+- the sequential gate's stages and stopping rule (``sequential.py``).
 
 Score intervals are the score board's (:mod:`pytest_bfcl.scores`), not the gate's.
 """
@@ -38,19 +39,35 @@ from pytest_bfcl.gate.detection import (
     detections,
     plan,
 )
+from pytest_bfcl.gate.sequential import (
+    STAGES,
+    SequentialRecord,
+    StageCost,
+    StageDecision,
+    decide_interim,
+    extension_line,
+    sequential_plan,
+    stop_reason,
+)
 
 __all__ = [
+    "STAGES",
     "Baseline",
     "BaselineError",
     "Comparison",
     "Detection",
     "GateResult",
+    "SequentialRecord",
     "SignatureError",
+    "StageCost",
+    "StageDecision",
     "baseline_data",
     "category_noise",
+    "decide_interim",
     "detection_lines",
     "detections",
     "evaluate_gate",
+    "extension_line",
     "incompatibilities",
     "incompleteness",
     "load_baseline",
@@ -58,9 +75,11 @@ __all__ = [
     "missing_by_category",
     "new_run_id",
     "plan",
+    "sequential_plan",
     "signed",
     "signing_key",
     "stamp_differences",
+    "stop_reason",
     "top_reason",
     "version_note",
 ]
