@@ -3,6 +3,8 @@ settings it refuses."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from pytest_bfcl.gate.decision import Comparison, GateResult, compare
@@ -32,7 +34,7 @@ def test_stages_are_nested_seeded_and_end_with_the_whole_selection():
     assert len(stages) == len(STAGES)
     assert [len(s["simple_python"]) for s in stages] == [40, 120, 400]
     assert [len(s["live_parallel"]) for s in stages] == [2, 5, 16]
-    for earlier, later in zip(stages, stages[1:], strict=False):
+    for earlier, later in itertools.pairwise(stages):
         for name in POPULATION:
             assert earlier[name] < later[name]
     assert stages[-1] == {name: set(ids) for name, ids in POPULATION.items()}
