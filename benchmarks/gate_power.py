@@ -370,14 +370,24 @@ def sequential_main(reps: int, flaky: float, seed: int, points: float) -> None:
         f"{len(model.chances)} single-turn and multi-turn entries, {flaky:.0%} flaky, "
         f"{reps} pairs of runs"
     )
-    for label, current in (("unchanged model", model), (f"{points:g}-point regression", regressed)):
-        outcome = sequential_outcome(staged_runs(model, current, reps, seed, settings))
+    cases = (
+        ("unchanged model", model, seed),
+        (f"{points:g}-point regression", regressed, seed + 1),
+    )
+    for label, current, runs_seed in cases:
+        runs = staged_runs(model, current, reps, runs_seed, settings)
+        outcome = sequential_outcome(runs)
+        fixed = ", ".join(
+            f"{share:.0%} sample {sum(r.failed[n] for r in runs)}/{len(runs)}"
+            for n, share in enumerate(STAGES)
+        )
         stops = ", ".join(
             f"stage {n}: {outcome.stopped.count(n)}" for n in range(1, len(STAGES) + 1)
         )
         print(
             f"{label}: gate failed {outcome.failed}/{outcome.runs} ({outcome.rate:.1%}); "
-            f"stopped after {stops}; queries asked {outcome.mean_share:.1%} of the full run's"
+            f"stopped after {stops}; queries asked {outcome.mean_share:.1%} of the full run's; "
+            f"the ordinary gate on a fixed {fixed}"
         )
 
 

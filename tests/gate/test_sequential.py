@@ -74,9 +74,13 @@ def test_a_stage_stops_only_when_every_comparison_is_clearly_fine():
     pooled = decide_stage(fine, 1, 3, pooled_p=0.01)
     assert not pooled.stop and pooled.ambiguous[0].name == "all entries"
     assert decide_stage(fine, 1, 3, pooled_p=0.5).stop
-    # the overall's bound is low: a mild drop of the whole run asks for the next stage
-    mild = _gate(_row("simple_python", "category", 0.6), _row("overall", "overall", 0.1))
-    assert FUTILITY["overall"][0] < interim_z(0.1) < FUTILITY["category"][0]
+    # all entries pooled have the lowest bound: a mild drop asks for the next stage there
+    assert FUTILITY["entries"][0] < interim_z(0.2) < FUTILITY["overall"][0]
+    assert not decide_stage(fine, 1, 3, pooled_p=0.2).stop
+    assert decide_stage(_gate(_row("overall", "overall", 0.2)), 1, 3).stop
+    # an overall that looks bad does too
+    mild = _gate(_row("simple_python", "category", 0.6), _row("overall", "overall", 0.05))
+    assert interim_z(0.05) > FUTILITY["overall"][0]
     decision = decide_stage(mild, 1, 3)
     assert not decision.stop and [a.name for a in decision.ambiguous] == ["overall"]
     # a category whose p-value is small is ambiguous at its own (higher) bound
