@@ -227,9 +227,14 @@ def sequential_plan(
     parts = []
     if whole and whole[0].detectable_drop is not None:
         parts.append(f"a drop of {whole[0].detectable_drop:.1f} points over all entries")
-    if seen:
-        low, high = seen[0].detectable_drop or 0.0, seen[-1].detectable_drop or 0.0
-        parts.append(f"{low:.1f}-{high:.1f} points in a category")
+    if len(seen) == 1:
+        parts.append(f"{seen[0].detectable_drop:.1f} points in {seen[0].name}")
+    elif seen:
+        low, high = seen[0], seen[-1]
+        parts.append(
+            f"{low.detectable_drop:.1f} ({low.name}) to {high.detectable_drop:.1f} points "
+            f"({high.name}) in a category"
+        )
     detect = "; ".join(parts) or "no drop"
     line = f"bfcl: its last stage detects (80% power) {detect}"
     if blind:
