@@ -248,4 +248,4 @@ def stop_reason(decision: StageDecision) -> str:
         return "every comparison was clearly fine (the gate passes; later stages not needed)"
     if decision.stages == 1:
         return "a single stage: the ordinary gate decides"
-    return "the evidence stayed ambiguous, so the ordinary gate decides on the last stage"
+    return "not every comparison was clearly fine before it, so the ordinary gate decides here"

@@ -92,40 +92,44 @@ class StagedLoop:
         return out
 
     def run_items(self, session: pytest.Session) -> None:
-        items = list(getattr(session, "items", []))
-        count = len(self.added)
-        by_stage: list[list[pytest.Item]] = [[] for _ in range(count)]
-        for item in items:
-            stage = self.run.selection.stage_of(item.entry_id) if isinstance(item, BfclItem) else 1
-            by_stage[stage - 1].append(item)
-        reached = count
-        decision: StageDecision | None = None
+        """Each stage's items through pytest's protocol, then the decision: stop, or say why
+        the run goes on and ask the next stage."""
+        by_stage = self._by_stage(list(getattr(session, "items", [])))
+        count = len(by_stage)
         for number in range(1, count + 1):
             if number > 1:
                 self.plugin.board.expect(self.added[number - 1])
             stage_items = by_stage[number - 1]
             later = [i for group in by_stage[number:] for i in group]
-            self.plugin.total_items = sum(
+            self.plugin.total_items = sum(  # what the progress lines count toward
                 1 for group in by_stage[:number] for i in group if isinstance(i, BfclItem)
             )
             self.run.prefetch([i.entry_id for i in stage_items if isinstance(i, BfclItem)])
             _run_protocol(session, stage_items, later[0] if later else None)
             decision = self._decide(number, count)
             if decision.stop:
-                reached = number
                 break
             self._say(extension_line(decision, self._added_cost(number + 1)))
-        unasked = [i for group in by_stage[reached:] for i in group]
-        if unasked:  # the stages the run did not need: said once, not a testcase each
-            session.config.hook.pytest_deselected(items=unasked)
-        assert decision is not None
+        if later:  # the stages the run did not need: said once, not a testcase each
+            session.config.hook.pytest_deselected(items=later)
+        elif STAGES[-1] >= 1.0:  # the whole selection was asked: its scores are no sample's
+            self.plugin.board.populations.clear()
         self.record = SequentialRecord(
             stages=list(STAGES),
-            reached=reached,
+            reached=number,
             costs=self.costs,
-            full=self.costs[-1] if self.costs else StageCost(entries=0, queries=0),
+            full=self.costs[-1],
             reason=stop_reason(decision),
         )
+
+    def _by_stage(self, items: list[pytest.Item]) -> list[list[pytest.Item]]:
+        """The session's items by the stage that first holds them, in pytest's order (other
+        tests of the session run with the first stage)."""
+        by_stage: list[list[pytest.Item]] = [[] for _ in self.added]
+        for item in items:
+            stage = self.run.selection.stage_of(item.entry_id) if isinstance(item, BfclItem) else 1
+            by_stage[stage - 1].append(item)
+        return by_stage
 
     def _added_cost(self, stage: int) -> StageCost:
         before = self.costs[stage - 2]

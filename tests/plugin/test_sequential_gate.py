@@ -68,7 +68,7 @@ def test_an_unchanged_model_passes_mostly_early_and_unasked_stages_are_no_testca
             assert f"{858 - asked} deselected" in out
             assert len(_testcases(junit)) < 858
         reached.append(record["reached"])
-    assert reached.count(1) >= 2, reached
+    assert sum(r < 3 for r in reached) >= 2, reached  # most stop before the whole selection
 
 
 def test_a_regression_extends_the_run_says_why_and_blocks(
