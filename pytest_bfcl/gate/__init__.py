@@ -36,6 +36,7 @@ from pytest_bfcl.gate.detection import (
     Detection,
     category_noise,
     detection_lines,
+    detection_summary,
     detections,
     plan,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "category_noise",
     "decide_interim",
     "detection_lines",
+    "detection_summary",
     "detections",
     "evaluate_gate",
     "extension_line",

@@ -28,7 +28,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from pytest_bfcl.gate.decision import Comparison, GateResult, Verdicts, as_rate, compare
-from pytest_bfcl.gate.detection import Detection
+from pytest_bfcl.gate.detection import Detection, detection_summary
 from pytest_bfcl.gate.permutation import Stratum, permutation_test
 from pytest_bfcl.settings import GateSettings
 
@@ -218,28 +218,7 @@ def sequential_plan(
         f"bfcl sequential gate: stages of {shares} of each category ({asked}); it asks the "
         "next stage only while a comparison is ambiguous, and stops early only to pass"
     ]
-    whole = [d for d in found if d.name == "all entries"]
-    blind = [d.name for d in found if d.detectable_drop is None]
-    seen = sorted(
-        (d for d in found if d.detectable_drop is not None and d.name != "all entries"),
-        key=lambda d: d.detectable_drop or 0.0,
-    )
-    parts = []
-    if whole and whole[0].detectable_drop is not None:
-        parts.append(f"a drop of {whole[0].detectable_drop:.1f} points over all entries")
-    if len(seen) == 1:
-        parts.append(f"{seen[0].detectable_drop:.1f} points in {seen[0].name}")
-    elif seen:
-        low, high = seen[0], seen[-1]
-        parts.append(
-            f"{low.detectable_drop:.1f} ({low.name}) to {high.detectable_drop:.1f} points "
-            f"({high.name}) in a category"
-        )
-    detect = "; ".join(parts) or "no drop"
-    line = f"bfcl: its last stage detects (80% power) {detect}"
-    if blind:
-        line += f"; no drop in {', '.join(blind)} (too few entries)"
-    return [*lines, line]
+    return [*lines, detection_summary(found, "its last stage")]
 
 
 def stop_reason(decision: StageDecision) -> str:

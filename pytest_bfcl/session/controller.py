@@ -17,7 +17,7 @@ import pytest
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.errors import SetupError
-from pytest_bfcl.gate import Baseline, GateResult
+from pytest_bfcl.gate import Baseline, GateResult, detection_summary, detections
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.perf import collect_and_freeze, freeze_long_lived
 from pytest_bfcl.redact import redact_data, redact_text
@@ -48,6 +48,7 @@ from pytest_bfcl.session.handoff import REPLICAS_OUTPUT
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem, is_bfcl
 from pytest_bfcl.session.stages import StagedLoop, refuse_xdist
 from pytest_bfcl.session.transport import unpack_report
+from pytest_bfcl.settings import Settings
 
 
 class ControllerPlugin(SessionPlugin):
@@ -79,12 +80,15 @@ class ControllerPlugin(SessionPlugin):
         # have collected, which tells the controller how many there are).
         self.reported: ReportedProgress | None = None
         self.stages: StagedLoop | None = None  # --bfcl-sequential: the stages and their record
+        self.sample_detects: list[str] = []  # a sampled gate: what it detects, said at the start
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         """Categories of the default selection this install cannot run, in one line; a
         sequential run's stages and what its last stage detects (before anything is asked)."""
         lines = [left_out_line(self.run.left_out)] if self.run.left_out else []
-        return lines + (self.stages.plan_lines() if self.stages is not None else [])
+        if self.stages is not None:
+            return lines + self.stages.plan_lines()
+        return lines + self.sample_detects
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -108,6 +112,8 @@ class ControllerPlugin(SessionPlugin):
         problem = unknown_explain_ids(self.settings.explain, expected, self.run)
         if problem:
             raise pytest.UsageError(f"pytest-bfcl: {problem}")
+        if self.run.sampled and self.baseline is not None and not self.settings.sequential:
+            self.sample_detects = [sample_detection(expected, self.run, self.settings)]
         if self.settings.sequential:  # the first stage; the loop adds the next ones it asks
             self.stages = StagedLoop(self, expected)
             expected = self.stages.first_expectation()
@@ -359,6 +365,15 @@ class ControllerPlugin(SessionPlugin):
             terminalreporter.write_sep("=", title)
             for line in lines:
                 terminalreporter.write_line(line)
+
+
+def sample_detection(expected: dict[str, set[str]], run: BfclRun, settings: Settings) -> str:
+    """What a sampled run's gate detects, before it asks anything (the noise the baseline
+    measured, else the assumed one)."""
+    sizes = {category: len(ids) for category, ids in expected.items()}
+    gate = settings.gate
+    found = detections(sizes, run.selection.plan_noise, gate.alpha, gate.min_drop)
+    return detection_summary(found, "this sample") + " (more: --bfcl-sequential, --bfcl-detect)"
 
 
 def unknown_explain_ids(

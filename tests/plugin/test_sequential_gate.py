@@ -81,6 +81,7 @@ def test_a_regression_extends_the_run_says_why_and_blocks(
     assert result.ret == pytest.ExitCode.TESTS_FAILED, out
     assert "bfcl: stage 2 of 3: " in out and "more entries" in out
     assert "BFCL gate: FAILED" in out
+    assert "sampled:" not in out  # the whole selection was asked: scored as a full run
     record = json.loads(report.read_text())["sequential"]
     assert record["reached"] == 3 and record["share_of_queries"] == 1.0
     assert "ordinary gate decides" in record["reason"]
@@ -101,3 +102,15 @@ def test_what_the_sequential_gate_cannot_run_with_is_refused_in_one_line(
     assert workers.ret == pytest.ExitCode.USAGE_ERROR
     lines = [line for line in workers.stderr.str().splitlines() if "one process" in line]
     assert len(lines) == 1
+
+
+def test_a_sampled_gate_says_what_it_detects_before_it_asks_anything(
+    pytester, data_source, baseline
+):
+    result = _run(pytester, data_source, f"--bfcl-baseline={baseline}", "--bfcl-sample=0.1",
+                  model=f"{FLAKY},seed=2")  # fmt: skip
+    lines = result.stdout.str().splitlines()
+    said = [n for n, line in enumerate(lines) if line.startswith("bfcl: this sample detects")]
+    first_row = next(n for n, line in enumerate(lines) if line.startswith("bfcl/"))
+    assert len(said) == 1 and said[0] < first_row
+    assert "points over all entries" in lines[said[0]] and "--bfcl-sequential" in lines[said[0]]
