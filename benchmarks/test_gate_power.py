@@ -6,6 +6,10 @@
   allowed the binomial noise of the repetitions: at most alpha + 2 standard errors).
 - A drop of the size the gate states it can detect is caught in about 80 % of runs (at least
   65 %, the simulation's own noise allowed for) for the overall score and a mid-sized category.
+- The sequential gate (``--bfcl-sequential``) on the single-turn and multi-turn categories: an
+  unchanged model fails it in at most alpha of runs, each of its failures is a failure of the
+  ordinary gate on its last stage (the argument of docs/gate-statistics.md), and it asks on
+  average at most 30 % of the full selection's queries (with the simulation's noise allowed).
 """
 
 from __future__ import annotations
@@ -13,7 +17,14 @@ from __future__ import annotations
 import math
 
 import pytest
-from gate_power import Model, category_sizes, simulate
+from gate_power import (
+    Model,
+    category_sizes,
+    pull_request_model,
+    sequential_outcome,
+    simulate,
+    staged_runs,
+)
 
 from pytest_bfcl.gate.decision import GateSettings
 
@@ -42,3 +53,21 @@ def test_stated_detectable_drop_is_caught_about_80_percent_of_the_time(watch):
     regressed = model.regressed(watch, drop, seed=12)
     caught, _ = simulate(model, regressed, 1, 60, seed=7, settings=SETTINGS)
     assert caught.rate >= 0.65
+
+
+SEQUENTIAL_REPS = 60
+
+
+def test_the_sequential_gate_keeps_false_alarms_within_alpha_and_asks_little():
+    model = pull_request_model(flaky=0.1, seed=13)
+    runs = staged_runs(model, model, SEQUENTIAL_REPS, seed=8, settings=SETTINGS)
+    outcome = sequential_outcome(runs)
+    allowance = 2 * math.sqrt(SETTINGS.alpha * (1 - SETTINGS.alpha) / SEQUENTIAL_REPS)
+    assert outcome.rate <= SETTINGS.alpha + allowance
+    # it fails only where the ordinary gate on the last stage's entries fails
+    failed = [
+        n == len(r.failed) and r.failed[-1] for r, n in zip(runs, outcome.stopped, strict=True)
+    ]
+    assert outcome.failed == sum(failed) <= sum(r.failed[-1] for r in runs)
+    assert outcome.stopped.count(1) > SEQUENTIAL_REPS / 3  # most runs stop early
+    assert outcome.mean_share <= 0.30 + 0.05

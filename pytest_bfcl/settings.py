@@ -83,6 +83,8 @@ class Settings(BaseModel):
     samples: int = 1
     # plan the sample: per category, the entries that detect a drop of this many points
     detect: float | None = None
+    # the sequential gate: nested stages of each category, extended while the gate is unsure
+    sequential: bool = False
     # entries with a known ground-truth error: left out of the gate, compared, or corrected
     known_errors: KnownErrors = "exclude"
     csv_dir: Path | None = None
@@ -190,7 +192,30 @@ class Settings(BaseModel):
                     problems.append(_problem(name, item, rule, exc))
         if problems:
             raise ValueError("; ".join(problems))
+        sequential = sequential_conflict(self)
+        if sequential:
+            raise ValueError(sequential)
         return self
+
+
+def sequential_conflict(settings: Settings) -> str | None:
+    """Why ``--bfcl-sequential`` cannot run with these settings (its stages are its sample, and
+    its stopping rule is the significant gate's against a baseline), or ``None``."""
+    if not settings.sequential:
+        return None
+    if settings.sample is not None or settings.detect is not None:
+        return (
+            "--bfcl-sequential draws its own stages from each category; drop "
+            "--bfcl-sample/--bfcl-detect"
+        )
+    if settings.baseline_path is None:
+        return (
+            "--bfcl-sequential extends the run while the gate is unsure: it needs --bfcl-baseline"
+        )
+    if settings.gate.mode != "significant":
+        mode = settings.gate.mode
+        return f"--bfcl-sequential stops on the significant gate's evidence, not --bfcl-gate={mode}"
+    return None
 
 
 def _field_value(settings: Settings, name: str) -> Any:

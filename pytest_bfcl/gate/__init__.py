@@ -11,7 +11,8 @@ What the reports, the session and the tools read of it is exported here, and onl
   category, group and the overall, Holm's step-down with Tarone's rule, the 1-point rule);
 - what a comparison can detect and how many entries a drop needs (``detection.py``, with the
   power and noise of ``stats.py``);
-- whether the run is complete enough to decide (``completeness.py``).
+- whether the run is complete enough to decide (``completeness.py``);
+- the sequential gate's stages and stopping rule (``sequential.py``).
 
 Score intervals are the score board's (:mod:`pytest_bfcl.scores`), not the gate's.
 """
@@ -37,25 +38,43 @@ from pytest_bfcl.gate.detection import (
     Detection,
     category_noise,
     detection_lines,
+    detection_summary,
     detections,
     plan,
+)
+from pytest_bfcl.gate.sequential import (
+    STAGES,
+    SequentialRecord,
+    StageCost,
+    StageDecision,
+    decide_interim,
+    extension_line,
+    sequential_plan,
+    stop_reason,
 )
 
 __all__ = [
     "ANSWER_LIMIT",
+    "STAGES",
     "Baseline",
     "BaselineAnswers",
     "BaselineError",
     "Comparison",
     "Detection",
     "GateResult",
+    "SequentialRecord",
     "SignatureError",
+    "StageCost",
+    "StageDecision",
     "baseline_data",
     "category_noise",
     "cut_answer",
+    "decide_interim",
     "detection_lines",
+    "detection_summary",
     "detections",
     "evaluate_gate",
+    "extension_line",
     "incompatibilities",
     "incompleteness",
     "load_baseline",
@@ -63,9 +82,11 @@ __all__ = [
     "missing_by_category",
     "new_run_id",
     "plan",
+    "sequential_plan",
     "signed",
     "signing_key",
     "stamp_differences",
+    "stop_reason",
     "top_reason",
     "version_note",
 ]

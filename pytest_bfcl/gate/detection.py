@@ -126,3 +126,29 @@ def detection_lines(found: list[Detection]) -> list[str]:
                 f"({noise})"
             )
     return lines
+
+
+def detection_summary(found: list[Detection], what: str) -> str:
+    """One line of what a run of these sizes detects before it asks anything: over all entries,
+    the most and the least sensitive category, and the categories too small for any drop."""
+    whole = [d for d in found if d.name == "all entries"]
+    blind = [d.name for d in found if d.detectable_drop is None]
+    seen = sorted(
+        (d for d in found if d.detectable_drop is not None and d.name != "all entries"),
+        key=lambda d: d.detectable_drop or 0.0,
+    )
+    parts = []
+    if whole and whole[0].detectable_drop is not None:
+        parts.append(f"a drop of {whole[0].detectable_drop:.1f} points over all entries")
+    if len(seen) == 1:
+        parts.append(f"{seen[0].detectable_drop:.1f} points in {seen[0].name}")
+    elif seen:
+        low, high = seen[0], seen[-1]
+        parts.append(
+            f"{low.detectable_drop:.1f} ({low.name}) to {high.detectable_drop:.1f} points "
+            f"({high.name}) in a category"
+        )
+    line = f"bfcl: {what} detects (80% power) {'; '.join(parts) or 'no drop'}"
+    if blind:
+        line += f"; no drop in {', '.join(blind)} (too few entries)"
+    return line

@@ -113,6 +113,15 @@ RESULTS_OPTIONS: tuple[Option, ...] = (
         rule=rules.number(above=0, below=100),
     ),
     Option(
+        "--bfcl-sequential",
+        "sequential",
+        "the pull-request gate: start from 10 percent of each category and extend to 30 percent, "
+        "then the whole selection, only while the gate's evidence is ambiguous (stops early "
+        "only to pass; false alarms stay within alpha; needs --bfcl-baseline, one process)",
+        "flag",
+        rule=rules.SWITCH,
+    ),
+    Option(
         "--bfcl-known-errors",
         "known_errors",
         "entries whose ground truth is known to be wrong upstream (data/"
@@ -120,7 +129,12 @@ RESULTS_OPTIONS: tuple[Option, ...] = (
         "them, or 'correct' them (score them against the corrected answer)",
         rule=rules.KNOWN_ERRORS,
     ),
-    Option("--bfcl-seed", "seed", "seed of --bfcl-sample (default 0)", rule=rules.whole()),
+    Option(
+        "--bfcl-seed",
+        "seed",
+        "seed of --bfcl-sample and --bfcl-sequential (default 0)",
+        rule=rules.whole(),
+    ),
     Option(
         "--bfcl-csv",
         "csv_dir",

@@ -18,6 +18,7 @@ from pytest_bfcl.gate import (
     BaselineAnswers,
     Detection,
     GateResult,
+    SequentialRecord,
     baseline_data,
     category_noise,
     detection_lines,
@@ -93,6 +94,8 @@ class RunOutcome:
     # and the line that names them.
     left_out_extras: dict[str, str] = field(default_factory=dict)
     left_out: str | None = None
+    # --bfcl-sequential: the stages asked and why the run stopped
+    sequential: SequentialRecord | None = None
 
 
 @dataclass
@@ -243,7 +246,20 @@ def json_report(outcome: RunOutcome, finished: FinishedRun) -> dict[str, Any]:
     report["detection"] = detection_report(outcome, finished)
     answers = outcome.baseline_answers or BaselineAnswers.of(outcome.baseline)
     report["changes"] = changes_report(gate, answers, outcome.answers)
+    report["sequential"] = sequential_report(outcome.sequential)
     return report
+
+
+def sequential_report(record: SequentialRecord | None) -> dict[str, Any] | None:
+    """How much a sequential run asked (entries, queries, share of the whole selection's
+    queries) and why it stopped."""
+    if record is None:
+        return None
+    return {
+        **record.model_dump(mode="json"),
+        "asked": record.asked.model_dump(mode="json"),
+        "share_of_queries": round(record.share, 4),
+    }
 
 
 def run_detections(outcome: RunOutcome, finished: FinishedRun) -> list[Detection]:
@@ -320,6 +336,8 @@ def closing_sections(outcome: RunOutcome, finished: FinishedRun) -> list[tuple[s
             f"BFCL what this sample can detect (80% power, alpha {settings.gate.alpha}{planned})"
         )
         sections.append((title, detection_lines(found)))
+    if outcome.sequential is not None:
+        sections.append(("BFCL sequential gate", [outcome.sequential.summary()]))
     if finished.gate is not None:
         title = f"BFCL gate: {finished.gate.verdict}"
         lines = gate_block(finished.gate)

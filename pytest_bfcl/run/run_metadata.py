@@ -63,6 +63,7 @@ def run_metadata(run: BfclRun) -> dict[str, Any]:
         "partial_eval": settings.partial_eval,
         "seed": settings.seed if run.sampled else None,
         "detect": settings.detect,
+        "sequential": settings.sequential,
         "samples": settings.samples,
         "temperature": model_temperature(run),
         "wire_format": run.model.metadata().get("wire_format"),

@@ -54,3 +54,32 @@ def sample_counts(
         rng = random.Random(f"{seed}:{name}")
         chosen[name] = set(rng.sample(sorted(ids), counts[name]))
     return chosen
+
+
+def stage_counts(sizes: dict[str, int], fractions: tuple[float, ...]) -> list[dict[str, int]]:
+    """Per stage, how many entries of each category it holds (cumulative, never fewer than the
+    stage before, at least one per non-empty category; a fraction of 1 is the whole category)."""
+    out: list[dict[str, int]] = []
+    for fraction in fractions:
+        counts = allocate(sizes, float(fraction))
+        if out:
+            counts = {name: max(n, out[-1][name]) for name, n in counts.items()}
+        out.append(counts)
+    return out
+
+
+def nested_stages(
+    ids_by_category: dict[str, list[str]], fractions: tuple[float, ...], seed: int
+) -> list[dict[str, set[str]]]:
+    """The entries of each stage of a sequential run, per category: every stage the first
+    entries of one seeded shuffle of the category, so each stage holds those before it and
+    all are fixed before anything is asked."""
+    counts = stage_counts({name: len(ids) for name, ids in ids_by_category.items()}, fractions)
+    shuffled = {}
+    for name, ids in ids_by_category.items():
+        order = sorted(ids)
+        random.Random(f"{seed}:stages:{name}").shuffle(order)
+        shuffled[name] = order
+    return [
+        {name: set(order[: stage[name]]) for name, order in shuffled.items()} for stage in counts
+    ]

@@ -1,6 +1,7 @@
 """Which entries of the selected categories a run scores: every one, a stratified sample
-(``--bfcl-sample``), or per category the fewest entries whose comparison detects the drop asked
-for (``--bfcl-detect``)."""
+(``--bfcl-sample``), per category the fewest entries whose comparison detects the drop asked
+for (``--bfcl-detect``), or nested stages that the run asks one after another while the gate is
+unsure (``--bfcl-sequential``)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from pytest_bfcl.dataset.clusters import clusters_of
 from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import Entry
-from pytest_bfcl.gate import plan
-from pytest_bfcl.run.sampling import sample_counts, stratified_sample
+from pytest_bfcl.gate import STAGES, plan
+from pytest_bfcl.run.sampling import nested_stages, sample_counts, stratified_sample
 from pytest_bfcl.run.scheduler import expected_requests
 from pytest_bfcl.settings import Settings
 
@@ -23,6 +24,7 @@ class Selection:
         self.dataset = dataset
         self._entry_maps: dict[str, dict[str, Entry]] = {}
         self._sample: dict[str, set[str]] | None = None
+        self._stages: list[dict[str, set[str]]] | None = None
         # Per category, the noise between two runs measured in the baseline (set by the
         # caller that loaded one): what --bfcl-detect plans with.
         self.plan_noise: dict[str, float] = {}
@@ -34,7 +36,9 @@ class Selection:
             return entries
         if self._sample is None:
             ids = {c: [e.id for e in self.dataset.entries(c)] for c in self.settings.categories}
-            if self.settings.detect is not None:
+            if self.settings.sequential:
+                self._sample = self.stages()[-1]
+            elif self.settings.detect is not None:
                 self._sample = sample_counts(ids, self.planned_sizes(), self.settings.seed)
             else:
                 assert self.settings.sample is not None
@@ -44,8 +48,26 @@ class Selection:
 
     @property
     def sampled(self) -> bool:
-        """Whether the run scores a sample of each category (--bfcl-sample, --bfcl-detect)."""
-        return self.settings.sample is not None or self.settings.detect is not None
+        """Whether the run scores a sample of each category (--bfcl-sample, --bfcl-detect,
+        --bfcl-sequential: each stage is one)."""
+        settings = self.settings
+        return settings.sample is not None or settings.detect is not None or settings.sequential
+
+    def stages(self) -> list[dict[str, set[str]]]:
+        """``--bfcl-sequential``: per stage, the entries of each category it holds (each stage
+        those of the stages before it too), drawn with the seed before anything is asked."""
+        if self._stages is None:
+            ids = {c: [e.id for e in self.dataset.entries(c)] for c in self.settings.categories}
+            self._stages = nested_stages(ids, STAGES, self.settings.seed)
+        return self._stages
+
+    def stage_of(self, entry_id: str) -> int:
+        """The first stage (1-based) that holds an entry of the run."""
+        category = category_of_id(entry_id)
+        for number, stage in enumerate(self.stages(), start=1):
+            if entry_id in stage.get(category, ()):
+                return number
+        return len(self.stages())
 
     def planned_sizes(self) -> dict[str, int]:
         """``--bfcl-detect``: per category, the fewest entries whose comparison detects the

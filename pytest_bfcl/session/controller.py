@@ -17,7 +17,7 @@ import pytest
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.errors import SetupError
-from pytest_bfcl.gate import Baseline, GateResult
+from pytest_bfcl.gate import Baseline, GateResult, detection_summary, detections
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.perf import collect_and_freeze, freeze_long_lived
 from pytest_bfcl.redact import redact_data, redact_text
@@ -46,7 +46,9 @@ from pytest_bfcl.session.common import (
 )
 from pytest_bfcl.session.handoff import REPLICAS_OUTPUT
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem, is_bfcl
+from pytest_bfcl.session.stages import StagedLoop, refuse_xdist
 from pytest_bfcl.session.transport import unpack_report
+from pytest_bfcl.settings import Settings
 
 
 class ControllerPlugin(SessionPlugin):
@@ -78,10 +80,16 @@ class ControllerPlugin(SessionPlugin):
         # An xdist controller's progress: the entries its workers reported (set once they
         # have collected, which tells the controller how many there are).
         self.reported: ReportedProgress | None = None
+        self.stages: StagedLoop | None = None  # --bfcl-sequential: the stages and their record
+        self.sample_detects: list[str] = []  # a sampled gate: what it detects, said at the start
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
-        """Categories of the default selection this install cannot run, in one line."""
-        return [left_out_line(self.run.left_out)] if self.run.left_out else []
+        """Categories of the default selection this install cannot run, in one line; a
+        sequential run's stages and what its last stage detects (before anything is asked)."""
+        lines = [left_out_line(self.run.left_out)] if self.run.left_out else []
+        if self.stages is not None:
+            return lines + self.stages.plan_lines()
+        return lines + self.sample_detects
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -93,6 +101,8 @@ class ControllerPlugin(SessionPlugin):
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if self.config.option.collectonly:
             return
+        if self.settings.sequential:
+            refuse_xdist(self.config)
         try:
             preflight(self.run)
             if self.config.pluginmanager.has_plugin("dsession"):
@@ -103,6 +113,11 @@ class ControllerPlugin(SessionPlugin):
         problem = unknown_explain_ids(self.settings.explain, expected, self.run)
         if problem:
             raise pytest.UsageError(f"pytest-bfcl: {problem}")
+        if self.run.sampled and self.baseline is not None and not self.settings.sequential:
+            self.sample_detects = [sample_detection(expected, self.run, self.settings)]
+        if self.settings.sequential:  # the first stage; the loop adds the next ones it asks
+            self.stages = StagedLoop(self, expected)
+            expected = self.stages.first_expectation()
         self.board.expect(expected, self.run.sampled_populations())
         self.board.clusters = self.run.clusters()
         if reporter is not None and self._summarise_failures():
@@ -118,18 +133,22 @@ class ControllerPlugin(SessionPlugin):
         freeze_long_lived()  # an xdist controller collects no items: its data is all it keeps
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> None:
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
         """Start generation for every BFCL item before the first one runs."""
         option = self.config.option
         if option.collectonly or (session.testsfailed and not option.continue_on_collection_errors):
-            return  # pytest runs nothing (collection errors stop it): ask the model nothing
+            return None  # pytest runs nothing (collection errors stop it): ask the model nothing
         self.started = time.perf_counter()
         self.last_progress = self.started
         # An xdist controller collects nothing (on pytest 7 its session has no items at all).
         items = getattr(session, "items", [])
+        if self.stages is not None:  # stage after stage, each asked only when needed
+            self.stages.run_items(session)
+            return True
         ids = [item.entry_id for item in items if isinstance(item, BfclItem)]
         self.total_items = len(ids)
         self.run.prefetch(ids)
+        return None
 
     def _summarise_failures(self) -> bool:
         """pytest prints a section per failure unless asked otherwise; for a run of thousands
@@ -275,6 +294,7 @@ class ControllerPlugin(SessionPlugin):
             ),
             left_out_extras=dict(self.run.left_out),
             left_out=left_out_line(self.run.left_out) if self.run.left_out else None,
+            sequential=self.stages.record if self.stages is not None else None,
         )
 
     @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
@@ -365,6 +385,15 @@ def improvement_text(props: ItemProperties) -> str:
             f"  now:      {props.answer}",
         ]
     )
+
+
+def sample_detection(expected: dict[str, set[str]], run: BfclRun, settings: Settings) -> str:
+    """What a sampled run's gate detects, before it asks anything (the noise the baseline
+    measured, else the assumed one)."""
+    sizes = {category: len(ids) for category, ids in expected.items()}
+    gate = settings.gate
+    found = detections(sizes, run.selection.plan_noise, gate.alpha, gate.min_drop)
+    return detection_summary(found, "this sample") + " (more: --bfcl-sequential, --bfcl-detect)"
 
 
 def unknown_explain_ids(
