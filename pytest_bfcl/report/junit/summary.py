@@ -1,5 +1,6 @@
-"""One summary testcase per category in the junit file, for dashboards that chart testcases:
-its properties carry the scores, and it fails when the gate failed on that category.
+"""One summary testcase per category in the junit file, and one per group (and the overall
+score) the gate compared, for dashboards that chart testcases: its properties carry the scores,
+and it fails when the gate failed on that comparison.
 
 The testcases are spliced into the file pytest wrote, as text: parsing and writing back a
 junit file of thousands of entries cost more than writing it had."""
@@ -12,7 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from pytest_bfcl.files import write_text_atomic
-from pytest_bfcl.gate import GateResult
+from pytest_bfcl.gate import Comparison, GateResult
 from pytest_bfcl.scores.models import Scores
 
 _OPENING = re.compile(r"<(testsuites|testsuite)\b[^>]*>")
@@ -69,15 +70,15 @@ def _add_parsed(path: Path, cases: list[ET.Element], failed: int) -> None:
 
 
 def summary_testcases(scores: Scores, gate: GateResult | None) -> tuple[list[ET.Element], int]:
-    """The summary testcases, and how many of them fail."""
+    """The summary testcases (each category, then each group and the overall score the gate
+    compared), and how many of them fail."""
     cases: list[ET.Element] = []
-    compared = {c.name: c for c in gate.comparisons} if gate else {}
-    failed = 0
+    # A category's row carries its own comparison: a group's name is never a category's, and
+    # the lookup keeps to categories all the same.
+    compared = {c.name: c for c in gate.comparisons if c.kind == "category"} if gate else {}
     for name, cat in scores.categories.items():
-        case = ET.Element("testcase", classname="bfcl.summary", name=name, time="0")
-        cases.append(case)
-        props = ET.SubElement(case, "properties")
         values = {
+            "bfcl_kind": "category",
             "bfcl_accuracy": "" if cat.accuracy is None else f"{cat.accuracy:.6f}",
             "bfcl_correct": str(cat.correct),
             "bfcl_total": str(cat.total),
@@ -91,23 +92,38 @@ def summary_testcases(scores: Scores, gate: GateResult | None) -> tuple[list[ET.
         if cat.pass_all is not None and cat.pass_any is not None:
             values["bfcl_pass_all"] = f"{cat.pass_all:.6f}"
             values["bfcl_pass_any"] = f"{cat.pass_any:.6f}"
-        comparison = compared.get(name)
-        if comparison is not None:
-            values["bfcl_baseline_accuracy"] = f"{comparison.baseline_accuracy:.6f}"
-            values["bfcl_p_value"] = f"{comparison.p_value:.6g}"
-            values["bfcl_regressions"] = str(len(comparison.regressions))
-            values["bfcl_flaky_before"] = str(len(comparison.flaky_before))
-            if comparison.detectable_drop is not None:
-                values["bfcl_detectable_drop"] = f"{comparison.detectable_drop:.2f}"
-        for key, value in values.items():
-            ET.SubElement(props, "property", name=key, value=value)
-        if comparison is not None and comparison.failed:
-            failure = ET.SubElement(
-                case,
-                "failure",
-                message=f"{name} dropped {comparison.drop_points:.2f} points "
-                f"(p={comparison.p_value:.3g})",
-            )
-            failure.text = "regressed: " + ", ".join(comparison.regressions)
-            failed += 1
+        cases.append(_testcase(name, values, compared.get(name)))
+    for comparison in gate.comparisons if gate else []:
+        if comparison.kind != "category":  # groups and the overall score, as compared
+            values = {
+                "bfcl_kind": comparison.kind,
+                "bfcl_accuracy": f"{comparison.current_accuracy:.6f}",
+                "bfcl_total": str(comparison.paired),
+            }
+            cases.append(_testcase(comparison.name, values, comparison))
+    failed = sum(1 for case in cases if case.find("failure") is not None)
     return cases, failed
+
+
+def _testcase(name: str, values: dict[str, str], comparison: Comparison | None) -> ET.Element:
+    case = ET.Element("testcase", classname="bfcl.summary", name=name, time="0")
+    props = ET.SubElement(case, "properties")
+    if comparison is not None:
+        values["bfcl_baseline_accuracy"] = f"{comparison.baseline_accuracy:.6f}"
+        values["bfcl_p_value"] = f"{comparison.p_value:.6g}"
+        values["bfcl_regressions"] = str(len(comparison.regressions))
+        values["bfcl_flaky_before"] = str(len(comparison.flaky_before))
+        if comparison.detectable_drop is not None:
+            # measured in this comparison (a sampled run's plan is in the JSON report)
+            values["bfcl_detectable_drop"] = f"{comparison.detectable_drop:.2f}"
+    for key, value in values.items():
+        ET.SubElement(props, "property", name=key, value=value)
+    if comparison is not None and comparison.failed:
+        failure = ET.SubElement(
+            case,
+            "failure",
+            message=f"{comparison.label} dropped {comparison.drop_points:.2f} points "
+            f"(p={comparison.p_value:.3g})",
+        )
+        failure.text = "regressed: " + ", ".join(comparison.regressions)
+    return case
