@@ -260,8 +260,7 @@ PLANNED_NOTE = (
 
 def detection_report(outcome: RunOutcome, finished: FinishedRun) -> list[dict[str, Any]]:
     return [
-        {**d.model_dump(mode="json"), "basis": "planned"}
-        for d in run_detections(outcome, finished)
+        {**d.model_dump(mode="json"), "basis": "planned"} for d in run_detections(outcome, finished)
     ]
 
 

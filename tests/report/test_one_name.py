@@ -20,7 +20,6 @@ from pytest_bfcl.report.markdown import markdown_summary
 from pytest_bfcl.report.render import gate_block
 from pytest_bfcl.scores.board import ScoreBoard
 
-
 # Every category the gate compares by entry id (format sensitivity's ids name a configuration).
 SCORED = [name for name in DATASET_SIZES if name != "format_sensitivity"]
 
@@ -73,7 +72,7 @@ def _gate_and_scores(seed: int = 7):
 
 
 def test_a_category_comparison_prints_the_categorys_own_scores():
-    gate, scores, now = _gate_and_scores()
+    gate, scores, _ = _gate_and_scores()
     categories = [c for c in gate.comparisons if c.kind == "category"]
     assert {c.name for c in categories} == set(SCORED)
     for c in categories:
