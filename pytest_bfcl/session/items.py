@@ -17,10 +17,11 @@ from pytest_bfcl.gate import Baseline
 from pytest_bfcl.markers import marker_names
 from pytest_bfcl.models.base import Generation, Sampled
 from pytest_bfcl.perf import paused_gc
-from pytest_bfcl.pytest_private import FixtureInfoCache, ItemWithFixtures
+from pytest_bfcl.pytest_private import ExpectedFailure, FixtureInfoCache, ItemWithFixtures
 from pytest_bfcl.redact import redact_text
 from pytest_bfcl.report.html.facts import Outcome, bounded, record_facts
 from pytest_bfcl.report.html.records import DocsRefs, encode_record
+from pytest_bfcl.report.pending import pending_reason
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.render import explain_failure
 from pytest_bfcl.run.engine import BfclRun, Skip
@@ -35,10 +36,19 @@ def is_bfcl(report: Any) -> bool:
 class BfclFailure(Exception):
     """A scored entry that the model got wrong."""
 
-    def __init__(self, verdict: Verdict, regression: bool = False) -> None:
+    def __init__(self, verdict: Verdict) -> None:
         super().__init__(verdict.error_type)
         self.verdict = verdict
-        self.regression = regression
+
+
+class PendingRegression(ExpectedFailure):
+    """An entry that passed in the baseline and fails now: an expected failure until the gate
+    settles it at the end of the run (:mod:`pytest_bfcl.report.pending`)."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        self.explanation = explain_failure(verdict)
+        first = self.explanation.split("\n", 1)[0]
+        super().__init__(pending_reason(first.removeprefix("BFCL ")), pytrace=False)
 
 
 class BfclCategory(pytest.Collector):
@@ -199,7 +209,9 @@ class BfclItem(ItemWithFixtures):
             self.user_properties += failed.pairs()
             if known:
                 pytest.xfail(f"known failure: {known}")
-            raise BfclFailure(verdict, regression=self.baseline_valid is True)
+            if self.baseline_valid is True:
+                raise PendingRegression(verdict)
+            raise BfclFailure(verdict)
         if known:
             pytest.fail(
                 f"{self.entry_id} is listed as a known failure ({known}) but passes now; "
@@ -210,8 +222,6 @@ class BfclItem(ItemWithFixtures):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, BfclFailure):
             text = explain_failure(excinfo.value.verdict)
-            if excinfo.value.regression:
-                text = "REGRESSION (passed in the baseline): " + text
             # a model's lone surrogates escaped (\\ud800): the report stays readable lines
             return redact_text(text).encode("utf-8", "backslashreplace").decode("utf-8")
         return super().repr_failure(excinfo, style=style)
@@ -222,6 +232,9 @@ class BfclItem(ItemWithFixtures):
         it."""
         if isinstance(excinfo.value, InfrastructureError):
             return redact_text(f"{type(excinfo.value).__name__}: {excinfo.value}")
+        if isinstance(excinfo.value, PendingRegression):  # the whole explanation
+            text = f"{excinfo.value.msg}\n{excinfo.value.explanation}"
+            return redact_text(text).encode("utf-8", "backslashreplace").decode("utf-8")
         if isinstance(excinfo.value, pytest.xfail.Exception):
             # A known failure: pytest shows only its reason, but would first render the
             # traceback with the source of every frame (most of a clean oracle run's time).

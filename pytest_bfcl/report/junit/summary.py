@@ -7,6 +7,7 @@ junit file of thousands of entries cost more than writing it had."""
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -14,34 +15,45 @@ from pathlib import Path
 
 from pytest_bfcl.files import write_text_atomic
 from pytest_bfcl.gate import Comparison, GateResult
+from pytest_bfcl.report.pending import PENDING, Settlement
 from pytest_bfcl.scores.models import Scores
 
 _OPENING = re.compile(r"<(testsuites|testsuite)\b[^>]*>")
-_COUNT = re.compile(r' (tests|failures)="(\d+)"')
+_COUNT = re.compile(r' (tests|failures|skipped)="(\d+)"')
+# An entry's expected failure pending the gate, as pytest and the text testcases write it.
+_PENDING = re.compile(
+    r'<skipped type="pytest\.xfail" message="(' + re.escape(PENDING) + r'[^"]*)" />'
+)
+_NAME = re.compile(r'<testcase\b[^>]*? name="([^"]*)"')
 _SUITE_END = "</testsuite>"
 
 
 def add_summary_testcases(path: Path, scores: Scores, gate: GateResult | None) -> None:
-    text = path.read_text("utf-8")
+    """The summary testcases, and the gate's word on the entries pending it (see
+    :mod:`pytest_bfcl.report.pending`): those behind a failing comparison fail."""
+    text, settled = settle_pending_testcases(path.read_text("utf-8"), Settlement(gate))
     cases, failed = summary_testcases(scores, gate)
-    spliced = _splice(text, cases, failed)
+    spliced = _splice(text, cases, failed, settled)
     if spliced is None:  # not the shape pytest writes: the XML way
-        _add_parsed(path, cases, failed)
+        if settled:
+            write_text_atomic(Path(os.path.realpath(path)), text)
+        _add_parsed(path, cases, failed, settled)
         return
     # through a link to the file (the link stays)
     write_text_atomic(Path(os.path.realpath(path)), spliced)
 
 
-def _splice(text: str, cases: list[ET.Element], failed: int) -> str | None:
+def _splice(text: str, cases: list[ET.Element], failed: int, settled: int) -> str | None:
     """The file's text with the testcases before its one suite's end tag and the suite's and
-    root's counts raised; None if it has not exactly one suite with such an end."""
+    root's counts changed (``settled``: expected failures turned failures); None if it has
+    not exactly one suite with such an end."""
     if text.count(_SUITE_END) != 1:
         return None
     start = text.find("<testsuite ")
     if start < 0:
         return None
     head_end = text.find(">", start) + 1
-    counts = {"tests": len(cases), "failures": failed}
+    counts = {"tests": len(cases), "failures": failed + settled, "skipped": -settled}
 
     def raise_counts(opening: re.Match[str]) -> str:
         return _COUNT.sub(
@@ -54,7 +66,7 @@ def _splice(text: str, cases: list[ET.Element], failed: int) -> str | None:
     return head + text[head_end:end] + added + text[end:]
 
 
-def _add_parsed(path: Path, cases: list[ET.Element], failed: int) -> None:
+def _add_parsed(path: Path, cases: list[ET.Element], failed: int, settled: int) -> None:
     tree = ET.parse(path)
     root = tree.getroot()
     suite = root if root.tag == "testsuite" else root.find("testsuite")
@@ -65,8 +77,33 @@ def _add_parsed(path: Path, cases: list[ET.Element], failed: int) -> None:
         if "tests" in element.attrib:
             element.set("tests", str(int(element.get("tests", "0")) + len(cases)))
         if "failures" in element.attrib:
-            element.set("failures", str(int(element.get("failures", "0")) + failed))
+            element.set("failures", str(int(element.get("failures", "0")) + failed + settled))
+        if "skipped" in element.attrib:
+            element.set("skipped", str(int(element.get("skipped", "0")) - settled))
     tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def settle_pending_testcases(text: str, settlement: Settlement) -> tuple[str, int]:
+    """The junit text with each pending entry's expected failure settled: a failure where the
+    gate failed on it, an expected failure within the noise elsewhere; and how many failed."""
+    pieces: list[str] = []
+    last, failed = 0, 0
+    for match in _PENDING.finditer(text):
+        opening = text.rfind("<testcase ", 0, match.start())
+        name = _NAME.match(text, opening) if opening >= 0 else None
+        if name is None:
+            continue
+        reason = html.unescape(match.group(1))
+        settled = settlement.settle(html.unescape(name.group(1)), reason)
+        if settled.failed:
+            element = ET.Element("failure", message=settled.reason)
+            element.text = settled.reason
+            failed += 1
+        else:
+            element = ET.Element("skipped", type="pytest.xfail", message=settled.reason)
+        pieces += (text[last : match.start()], ET.tostring(element, encoding="unicode"))
+        last = match.end()
+    return "".join([*pieces, text[last:]]), failed
 
 
 def summary_testcases(scores: Scores, gate: GateResult | None) -> tuple[list[ET.Element], int]:
