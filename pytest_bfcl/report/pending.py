@@ -19,6 +19,10 @@ from pytest_bfcl.gate import Comparison, GateResult
 PENDING = "worse than the baseline, pending the gate"
 
 
+# A failure of a run that records a baseline and compares with nothing: what it records.
+RECORDED = "fails, and is recorded so in the new baseline"
+
+
 def pending_reason(detail: str) -> str:
     """What an entry worse than the baseline reports as it finishes."""
     return f"{PENDING}: {detail}"

@@ -48,7 +48,7 @@ from pytest_bfcl.session.common import (
 )
 from pytest_bfcl.session.handoff import REPLICAS_OUTPUT
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem, is_bfcl
-from pytest_bfcl.session.settle import pending_report, settle_reports
+from pytest_bfcl.session.settle import pending_report, recorded_report, settle_reports
 from pytest_bfcl.session.transport import unpack_report
 
 
@@ -210,7 +210,9 @@ class ControllerPlugin(SessionPlugin):
         if not report.nodeid.startswith(f"{NODE_PREFIX}/"):
             self.other_failures += int(report.failed)
             return
-        if report.when == "call" and (report.failed or pending_report(report)):
+        if report.when == "call" and (
+            report.failed or pending_report(report) or recorded_report(report)
+        ):
             self._note_failure(report)
         if report.when != "teardown":
             return

@@ -21,10 +21,11 @@ from pytest_bfcl.pytest_private import ExpectedFailure, FixtureInfoCache, ItemWi
 from pytest_bfcl.redact import redact_text
 from pytest_bfcl.report.html.facts import Outcome, bounded, record_facts
 from pytest_bfcl.report.html.records import DocsRefs, encode_record
-from pytest_bfcl.report.pending import pending_reason
+from pytest_bfcl.report.pending import RECORDED, pending_reason
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.render import explain_failure
 from pytest_bfcl.run.engine import BfclRun, Skip
+from pytest_bfcl.settings import Settings
 
 NODE_PREFIX = "bfcl"
 
@@ -211,6 +212,8 @@ class BfclItem(ItemWithFixtures):
                 pytest.xfail(f"known failure: {known}")
             if self.baseline_valid is True:
                 raise PendingRegression(verdict)
+            if records_first_baseline(self.run.settings):
+                pytest.xfail(f"{RECORDED}: {self.entry_id} {verdict.error_type}")
             raise BfclFailure(verdict)
         if known:
             pytest.fail(
@@ -245,6 +248,17 @@ class BfclItem(ItemWithFixtures):
         # A line number (0) although an entry has no source line: pytest requires one to
         # report a skip raised by a fixture at the item.
         return self.path, 0, f"bfcl {self.entry_id}"
+
+
+def records_first_baseline(settings: Settings) -> bool:
+    """A run that saves a baseline with nothing to compare (no baseline, no thresholds): its
+    failures are what the baseline records, so they do not fail the run (docs/model-repo.md,
+    "Your first baseline")."""
+    return (
+        settings.save_baseline_path is not None
+        and settings.baseline_path is None
+        and not settings.min_scores
+    )
 
 
 def reported_generation(generation: Generation | Sampled, verdict: Verdict) -> Generation:

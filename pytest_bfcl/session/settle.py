@@ -10,13 +10,20 @@ from typing import Any
 
 import pytest
 
-from pytest_bfcl.report.pending import Settlement, is_pending
+from pytest_bfcl.report.pending import RECORDED, Settlement, is_pending
 
 
 def pending_report(report: pytest.TestReport) -> bool:
     """A BFCL entry's call reported as worse than the baseline, pending the gate."""
     reason = getattr(report, "wasxfail", None)
     return report.when == "call" and isinstance(reason, str) and is_pending(reason)
+
+
+def recorded_report(report: pytest.TestReport) -> bool:
+    """A BFCL entry's call that failed in a run recording a baseline with nothing to compare
+    (an expected failure: it is what the baseline records)."""
+    reason = getattr(report, "wasxfail", None)
+    return report.when == "call" and isinstance(reason, str) and RECORDED in reason
 
 
 def settle_reports(
