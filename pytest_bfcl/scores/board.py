@@ -139,13 +139,13 @@ class ScoreBoard:
             self.expected.setdefault(category, set()).update(ids)
         self.populations.update(populations or {})
 
-    def narrow(self, selected: set[str]) -> tuple[int, int] | None:
-        """Expect only the ``selected`` entries (the command line narrowed the selection: a
-        node path, -k, -m, --deselect, --lf); returns (kept, expected before), or None when
-        the selection left out nothing expected. Entries selected but not scored stay
+    def leave_out(self, deselected: set[str]) -> tuple[int, int] | None:
+        """Expect none of the ``deselected`` entries (the command line narrowed the
+        selection: a node path, -k, -m, --deselect, --lf); returns (still expected, expected
+        before), or None when none of them was expected. Entries selected but not scored stay
         missing."""
         before = sum(len(ids) for ids in self.expected.values())
-        narrowed = {c: ids & selected for c, ids in self.expected.items()}
+        narrowed = {c: ids - deselected for c, ids in self.expected.items()}
         kept = sum(len(ids) for ids in narrowed.values())
         if kept == before:
             return None

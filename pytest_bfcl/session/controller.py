@@ -77,6 +77,7 @@ class ControllerPlugin(SessionPlugin):
         # Entries worse than the baseline, pending the gate, by id (see report/pending.py).
         self.pending: dict[str, pytest.TestReport] = {}
         self.narrowed: str | None = None  # the line that says the selection was narrowed
+        self.collectable: set[str] = set()  # the entries collection yields, before any -k
         self.junit_cases: TextTestcases | None = None  # BFCL testcases of the junit file
         self.junit_refused: str | None = None  # why the junit file cannot be written
         self.worker_replicas: list[list[dict[str, Any]]] = []  # from each xdist worker
@@ -109,6 +110,7 @@ class ControllerPlugin(SessionPlugin):
         if problem:
             raise pytest.UsageError(f"pytest-bfcl: {problem}")
         self.board.expect(expected, self.run.sampled_populations())
+        self.collectable = set().union(*expected.values())  # what collection yields
         self.board.clusters = self.run.clusters()
         if reporter is not None and self._summarise_failures():
             leave_bfcl_failures_out_of_sections(reporter)
@@ -186,7 +188,7 @@ class ControllerPlugin(SessionPlugin):
         left out, not missing, and the closing part says so."""
         if self.config.option.collectonly:
             return
-        narrowed = self.board.narrow(selected)
+        narrowed = self.board.leave_out(self.collectable - selected)
         if narrowed is not None:
             kept, expected = narrowed
             self.narrowed = (
