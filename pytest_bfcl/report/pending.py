@@ -13,28 +13,54 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_bfcl.dataset.categories import category_of_id
+from pytest_bfcl.dataset.groups import BY_NAME
 from pytest_bfcl.gate import Comparison, GateResult
 
-# The start of a pending entry's expected-failure reason (and so of its junit message).
+# The start of a pending entry's expected-failure reason (and so of its junit message): worse
+# than the baseline, or failing in a run gated by thresholds alone (--bfcl-min-score).
 PENDING = "worse than the baseline, pending the gate"
-
+PENDING_THRESHOLDS = "fails, pending the gate's thresholds"
+PREFIXES = (PENDING, PENDING_THRESHOLDS)
 
 # A failure of a run that records a baseline and compares with nothing: what it records.
 RECORDED = "fails, and is recorded so in the new baseline"
 
 
-def pending_reason(detail: str) -> str:
-    """What an entry worse than the baseline reports as it finishes."""
-    return f"{PENDING}: {detail}"
+def pending_reason(detail: str, thresholds: bool = False) -> str:
+    """What an entry pending the gate reports as it finishes."""
+    return f"{PENDING_THRESHOLDS if thresholds else PENDING}: {detail}"
 
 
 def detail_of(reason: str) -> str:
     """The checker's part of a pending reason."""
-    return reason.removeprefix("reason: ").removeprefix(PENDING).removeprefix(": ")
+    reason = reason.removeprefix("reason: ")
+    for prefix in PREFIXES:
+        reason = reason.removeprefix(prefix)
+    return reason.removeprefix(": ")
 
 
 def is_pending(reason: str) -> bool:
-    return reason.removeprefix("reason: ").startswith(PENDING)
+    return reason.removeprefix("reason: ").startswith(PREFIXES)
+
+
+def threshold_scopes(gate: GateResult) -> dict[str, str]:
+    """Per category, the failing threshold whose score it is part of ("*": every category,
+    for the overall score). A threshold failure's line starts with its score's name."""
+    scopes: dict[str, str] = {}
+    for line in gate.threshold_failures:
+        name = line.split(":", 1)[0]
+        for category in _categories_of(name):
+            scopes.setdefault(category, name)
+    return scopes
+
+
+def _categories_of(name: str) -> list[str]:
+    if name == "overall":
+        return ["*"]
+    group = BY_NAME.get(name)
+    if group is None:
+        return [name]
+    return [c for member in group.members for c in _categories_of(member)]
 
 
 @dataclass(frozen=True)
@@ -54,6 +80,7 @@ class Settlement:
         self.gate = gate
         self.failing: dict[str, Comparison] = {}
         self.categories: dict[str, Comparison] = {}
+        self.thresholds = threshold_scopes(gate) if gate is not None else {}
         for comparison in gate.comparisons if gate is not None else []:
             if comparison.kind == "category":
                 self.categories[comparison.name] = comparison
@@ -66,6 +93,12 @@ class Settlement:
         failing = self.failing.get(entry_id)
         if failing is not None:
             return Settled(True, regression_message(failing, detail))
+        if reason.removeprefix("reason: ").startswith(PENDING_THRESHOLDS):
+            category = category_of_id(entry_id)
+            threshold = self.thresholds.get(category) or self.thresholds.get("*")
+            if threshold is not None:
+                return Settled(True, f"FAILED threshold {threshold}: {detail}")
+            return Settled(False, f"fails, within the thresholds the gate checks: {detail}")
         compared = self.categories.get(category_of_id(entry_id))
         if self.gate is None or compared is None or entry_id not in compared.regressions:
             why = "not compared by the gate (a known ground-truth error, or no gate)"

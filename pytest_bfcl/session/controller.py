@@ -247,7 +247,8 @@ class ControllerPlugin(SessionPlugin):
                 category=props.category or "",
                 error_type=props.error_type or "",
                 reason=props.reason or "",
-                pending=pending_report(report),
+                # worse than the baseline: a regression or within the noise, once settled
+                pending=pending_report(report) and props.baseline_valid is True,
             )
         )
         if pending_report(report):

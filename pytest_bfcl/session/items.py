@@ -46,10 +46,10 @@ class PendingRegression(ExpectedFailure):
     """An entry that passed in the baseline and fails now: an expected failure until the gate
     settles it at the end of the run (:mod:`pytest_bfcl.report.pending`)."""
 
-    def __init__(self, verdict: Verdict) -> None:
+    def __init__(self, verdict: Verdict, thresholds: bool = False) -> None:
         self.explanation = explain_failure(verdict)
-        first = self.explanation.split("\n", 1)[0]
-        super().__init__(pending_reason(first.removeprefix("BFCL ")), pytrace=False)
+        first = self.explanation.split("\n", 1)[0].removeprefix("BFCL ")
+        super().__init__(pending_reason(first, thresholds), pytrace=False)
 
 
 class BfclCategory(pytest.Collector):
@@ -212,6 +212,8 @@ class BfclItem(ItemWithFixtures):
                 pytest.xfail(f"known failure: {known}")
             if self.baseline_valid is True:
                 raise PendingRegression(verdict)
+            if gated_by_thresholds_alone(self.run.settings):
+                raise PendingRegression(verdict, thresholds=True)
             if records_first_baseline(self.run.settings):
                 pytest.xfail(f"{RECORDED}: {self.entry_id} {verdict.error_type}")
             raise BfclFailure(verdict)
@@ -259,6 +261,12 @@ def records_first_baseline(settings: Settings) -> bool:
         and settings.baseline_path is None
         and not settings.min_scores
     )
+
+
+def gated_by_thresholds_alone(settings: Settings) -> bool:
+    """A run whose gate is its thresholds (--bfcl-min-score) alone: a failing entry is pending
+    until they are checked (a failing threshold fails the entries of its score)."""
+    return settings.baseline_path is None and bool(settings.min_scores)
 
 
 def reported_generation(generation: Generation | Sampled, verdict: Verdict) -> Generation:

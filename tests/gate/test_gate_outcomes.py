@@ -176,3 +176,29 @@ def test_settling_rewrites_only_pending_expected_failures():
         .startswith("REGRESSION (passed in the baseline; the gate failed on simple_python, p=")
     )
     assert failures[0].get("message", "").endswith(': simple_python_1 "x"')  # escaped in
+
+
+def test_thresholds_alone_fail_the_entries_of_a_failing_score(
+    pytester, dataset, data_source, tmp_path
+):
+    """No baseline, thresholds: a failing entry is pending them; a threshold met leaves no
+    entry failed, one missed fails the entries of its score."""
+    results = write_results(tmp_path / "r", dataset, ids(range(20)))  # 95 %
+    junit = tmp_path / "junit.xml"
+    common = [
+        f"--bfcl-model=replay:{results}",
+        f"--bfcl-data={data_source.data_dir}",
+        "--bfcl-category=simple_python",
+        f"--junitxml={junit}",
+    ]
+    met = pytester.runpytest(*common, "--bfcl-min-score=simple_python=90")
+    met.assert_outcomes(passed=380, xfailed=20)
+    assert met.ret == 0
+    assert _junit(junit)[0]["failures"] == "0"
+    missed = pytester.runpytest(*common, "--bfcl-min-score=simple_python=99")
+    missed.assert_outcomes(passed=380, failed=20)
+    assert missed.ret == pytest.ExitCode.TESTS_FAILED
+    counts, outcomes, messages = _junit(junit)
+    assert counts["failures"] == "21"  # the entries, and the category's summary testcase
+    assert messages["simple_python"].startswith("simple_python: 95.00% is below the minimum")
+    assert messages["simple_python_3"].startswith("FAILED threshold simple_python: ")

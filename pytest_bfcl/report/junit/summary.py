@@ -15,14 +15,16 @@ from pathlib import Path
 
 from pytest_bfcl.files import write_text_atomic
 from pytest_bfcl.gate import Comparison, GateResult
-from pytest_bfcl.report.pending import PENDING, Settlement
+from pytest_bfcl.report.pending import PREFIXES, Settlement
 from pytest_bfcl.scores.models import Scores
 
 _OPENING = re.compile(r"<(testsuites|testsuite)\b[^>]*>")
 _COUNT = re.compile(r' (tests|failures|skipped)="(\d+)"')
 # An entry's expected failure pending the gate, as pytest and the text testcases write it.
 _PENDING = re.compile(
-    r'<skipped type="pytest\.xfail" message="(' + re.escape(PENDING) + r'[^"]*)" />'
+    r'<skipped type="pytest\.xfail" message="((?:'
+    + "|".join(map(re.escape, PREFIXES))
+    + r')[^"]*)" />'
 )
 _NAME = re.compile(r'<testcase\b[^>]*? name="([^"]*)"')
 _SUITE_END = "</testsuite>"
@@ -113,6 +115,9 @@ def summary_testcases(scores: Scores, gate: GateResult | None) -> tuple[list[ET.
     # A category's row carries its own comparison: a group's name is never a category's, and
     # the lookup keeps to categories all the same.
     compared = {c.name: c for c in gate.comparisons if c.kind == "category"} if gate else {}
+    # a category's threshold it missed (--bfcl-min-score): the line starts with its name
+    missed = gate.threshold_failures if gate else []
+    thresholds = {line.split(":", 1)[0]: line for line in missed}
     for name, cat in scores.categories.items():
         values = {
             "bfcl_kind": "category",
@@ -129,7 +134,10 @@ def summary_testcases(scores: Scores, gate: GateResult | None) -> tuple[list[ET.
         if cat.pass_all is not None and cat.pass_any is not None:
             values["bfcl_pass_all"] = f"{cat.pass_all:.6f}"
             values["bfcl_pass_any"] = f"{cat.pass_any:.6f}"
-        cases.append(_testcase(name, values, compared.get(name)))
+        case = _testcase(name, values, compared.get(name))
+        if name in thresholds and case.find("failure") is None:
+            ET.SubElement(case, "failure", message=thresholds[name])
+        cases.append(case)
     for comparison in gate.comparisons if gate else []:
         if comparison.kind != "category":  # groups and the overall score, as compared
             values = {
