@@ -198,7 +198,7 @@ def test_thresholds_alone_fail_the_entries_of_a_failing_score(
     missed = pytester.runpytest(*common, "--bfcl-min-score=simple_python=99")
     missed.assert_outcomes(passed=380, failed=20)
     assert missed.ret == pytest.ExitCode.TESTS_FAILED
-    counts, outcomes, messages = _junit(junit)
+    counts, _, messages = _junit(junit)
     assert counts["failures"] == "21"  # the entries, and the category's summary testcase
     assert messages["simple_python"].startswith("simple_python: 95.00% is below the minimum")
     assert messages["simple_python_3"].startswith("FAILED threshold simple_python: ")
