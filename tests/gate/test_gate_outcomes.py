@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from gate_scenario import ids, write_results
 
+from pytest_bfcl.report.html.page import read_data_element
 from pytest_bfcl.report.junit.summary import settle_pending_testcases
 from pytest_bfcl.report.pending import PENDING, Settlement
 
@@ -56,9 +57,11 @@ def test_a_failing_gate_fails_the_entries_behind_it_and_its_summary(gate_env, tm
     if workers != "0":
         pytest.importorskip("xdist")
     run, _ = gate_env
-    junit = tmp_path / "junit.xml"
+    junit, html = tmp_path / "junit.xml", tmp_path / "report.html"
     regressed = ids(range(100, 140))
-    result = run(ids(range(20)) | regressed, "-n", workers, f"--junitxml={junit}")
+    result = run(
+        ids(range(20)) | regressed, "-n", workers, f"--junitxml={junit}", f"--bfcl-html={html}"
+    )
     result.assert_outcomes(passed=340, failed=40, xfailed=20)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     out = result.stdout.str()
@@ -70,6 +73,8 @@ def test_a_failing_gate_fails_the_entries_behind_it_and_its_summary(gate_env, tm
     assert messages["simple_python_100"].startswith(
         "REGRESSION (passed in the baseline; the gate failed on simple_python, p="
     )
+    # the HTML report's page marks the same entries failed (its records predate the gate)
+    assert set(read_data_element(html.read_text())["gate_failed"]) == regressed
 
 
 def test_the_gate_off_or_any_settles_pending_entries_its_way(gate_env, tmp_path):
