@@ -43,8 +43,9 @@ class BfclFailure(Exception):
 
 
 class PendingRegression(ExpectedFailure):
-    """An entry that passed in the baseline and fails now: an expected failure until the gate
-    settles it at the end of the run (:mod:`pytest_bfcl.report.pending`)."""
+    """An entry that passed in the baseline and fails now (or fails in a run gated by
+    thresholds alone): an expected failure until the gate settles it at the end of the run
+    (:mod:`pytest_bfcl.report.pending`)."""
 
     def __init__(self, verdict: Verdict, thresholds: bool = False) -> None:
         self.explanation = explain_failure(verdict)
