@@ -20,8 +20,9 @@ from pytest_bfcl.report.markdown import markdown_summary
 from pytest_bfcl.report.render import gate_block
 from pytest_bfcl.scores.board import ScoreBoard
 
-# Every category the gate compares by entry id (format sensitivity's ids name a configuration).
-SCORED = [name for name in DATASET_SIZES if name != "format_sensitivity"]
+# Every category the gate compares by entry id (format sensitivity's ids name a configuration),
+# and a project's own.
+SCORED = [name for name in DATASET_SIZES if name != "format_sensitivity"] + ["acme_tools"]
 
 
 def test_no_group_or_overall_shares_a_category_name():
