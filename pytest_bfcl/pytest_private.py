@@ -18,6 +18,11 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from _pytest.outcomes import XFailed
+
+# ``pytest.xfail``'s exception, as a class to derive from (pytest names it only as an
+# attribute of the function: ``pytest.xfail.Exception``).
+ExpectedFailure = XFailed
 
 # The pytest releases this module's uses are tested with (CI: the oldest and the newest).
 KNOWN_PYTEST = ("7.4", "8", "9")
@@ -100,6 +105,19 @@ def raised_by_junit_writer(exc: BaseException) -> bool:
             return True
         traceback = traceback.tb_next
     return False
+
+
+def remember_failed(config: pytest.Config, nodeids: set[str]) -> None:
+    """Tell ``--lf`` about tests that became failures at the session's end (after pytest's
+    cache provider saw them pass as expected failures): its ``lastfailed`` record, saved
+    again."""
+    plugin = config.pluginmanager.get_plugin("lfplugin")
+    lastfailed = getattr(plugin, "lastfailed", None)
+    cache = getattr(config, "cache", None)
+    if not nodeids or not isinstance(lastfailed, dict) or cache is None:
+        return
+    lastfailed.update(dict.fromkeys(nodeids, True))
+    cache.set("cache/lastfailed", lastfailed)
 
 
 def report_fields(report: pytest.TestReport) -> dict[str, Any]:

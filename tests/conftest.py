@@ -84,7 +84,9 @@ def gate_env(pytester, dataset, data_source, tmp_path):
     first = pytester.runpytest(
         f"--bfcl-model=replay:{base_results}", f"--bfcl-save-baseline={baseline}", *common
     )
-    first.assert_outcomes(passed=380, failed=20)
+    # nothing to compare with: the failures are what the baseline records
+    first.assert_outcomes(passed=380, xfailed=20)
+    assert first.ret == 0
 
     def run(wrong: set[str], *extra: str, name: str = "now"):
         results = write_results(tmp_path / name, dataset, wrong)

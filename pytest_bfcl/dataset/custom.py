@@ -14,6 +14,7 @@ from pytest_bfcl.dataset.categories import (
     register_category,
     unregister_custom_categories,
 )
+from pytest_bfcl.dataset.groups import SCORE_NAMES
 
 __all__ = ["CustomCategory", "add_custom_categories", "unregister_custom_categories"]
 
@@ -62,6 +63,9 @@ def add_custom_categories(categories: list[CustomCategory]) -> list[str]:
         existing = CATEGORIES.get(category.name)
         if existing is not None and not existing.custom:
             raise ValueError(f"{category.name!r} is a benchmark category; choose another name")
+        if category.name in SCORE_NAMES:
+            # a score of its own in every report: a category of that name would share it
+            raise ValueError(f"{category.name!r} names a score group; choose another name")
         register_category(category)
         names.append(category.name)
     return names

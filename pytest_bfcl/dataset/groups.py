@@ -46,7 +46,14 @@ GROUPS: tuple[Group, ...] = (
         combine="count_weighted",
         weight=10,
     ),
-    Group("irrelevance", "Irrelevance", ("irrelevance", "live_irrelevance"), weight=10),
+    # Named apart from its category ``irrelevance``: a group's name is never a category's, so
+    # every report keyed by name gives each its own numbers.
+    Group(
+        "irrelevance_detection",
+        "Irrelevance",
+        ("irrelevance", "live_irrelevance"),
+        weight=10,
+    ),
     Group("relevance", "Relevance", ("live_relevance",), gated=False),
     Group(
         "multi_turn",
@@ -71,7 +78,7 @@ BY_NAME = {group.name: group for group in GROUPS}
 
 # The order of the terminal's and the HTML report's group table.
 DISPLAY_ORDER = (
-    "non_live", "simple", "live", "irrelevance", "relevance", "multi_turn", "agentic",
+    "non_live", "simple", "live", "irrelevance_detection", "relevance", "multi_turn", "agentic",
     "web_search", "memory", "exec_summary",
 )  # fmt: skip
 

@@ -71,6 +71,11 @@ class Comparison(BaseModel):
     def drop_points(self) -> float:
         return (self.baseline_accuracy - self.current_accuracy) * 100
 
+    @property
+    def label(self) -> str:
+        """Its name as the reports print it: a group's says it is one."""
+        return f"{self.name} (group)" if self.kind == "group" else self.name
+
 
 class GateResult(BaseModel):
     settings: GateSettings
@@ -179,7 +184,9 @@ def compare(
         ]
         test = permutation_test(stratified)
         ids = [i for _, members_ids in parts.values() for i in members_ids]
-        comparisons.append(_comparison(name, kind, ids, now, before, test, accuracies.get(name)))
+        # a group's printed score is its weighted mean; a category's is its own mean
+        printed = accuracies.get(name) if kind != "category" else None
+        comparisons.append(_comparison(name, kind, ids, now, before, test, printed))
         tests.append(test)
         strata.append(stratified)
     counted = _decide(comparisons, tests, strata, settings)

@@ -132,7 +132,7 @@ def csv_tables(
         Column("Memory Vector", r.cat("memory_vector")),
         Column("Memory Recursive Summarization", r.cat("memory_rec_sum")),
         Column("Relevance Detection", r.group("relevance")),
-        Column("Irrelevance Detection", r.group("irrelevance")),
+        Column("Irrelevance Detection", r.group("irrelevance_detection")),
         _raw_column("Format Sensitivity Max Delta", fs_delta),
         _raw_column("Format Sensitivity Standard Deviation", fs_std),
         _raw_column("Organization", NA),

@@ -5,7 +5,7 @@ session collected)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -58,10 +58,19 @@ class FailureNote:
     category: str
     error_type: str
     reason: str
-    regression: bool = False
+    regression: bool = False  # worse than the baseline, and the gate failed on it
+    # Worse than the baseline: pending the gate while the run lasts, then a regression or
+    # within the noise.
+    pending: bool = False
+    within_noise: bool = False
+
+    def settled(self, failed: bool) -> FailureNote:
+        return replace(self, pending=False, regression=failed, within_noise=not failed)
 
     def line(self) -> str:
         mark = "REGRESSION " if self.regression else ""
+        if self.within_noise:
+            mark = "WORSE (within the noise) "
         reason = self.reason if len(self.reason) <= REASON_WIDTH else self.reason[:157] + "..."
         return f"{mark}{self.id} [{self.category}] {self.error_type}: {reason}"
 
@@ -96,6 +105,8 @@ class RunOutcome:
     left_out: str | None = None
     # --bfcl-sequential: the stages asked and why the run stopped
     sequential: SequentialRecord | None = None
+    # The selection narrowed on the command line: the line that says so.
+    narrowed: str | None = None
 
 
 @dataclass
@@ -229,6 +240,7 @@ def json_report(outcome: RunOutcome, finished: FinishedRun) -> dict[str, Any]:
     report = build_report(finished.scores, outcome.metadata)
     gate = finished.gate
     report["gate"] = None if gate is None else gate.model_dump(mode="json")
+    report["narrowed"] = outcome.narrowed  # the command line narrowed the selection
     report["complete"] = not finished.incomplete
     report["incomplete"] = finished.incomplete
     report["usage"] = outcome.usage
@@ -276,8 +288,17 @@ def run_detections(outcome: RunOutcome, finished: FinishedRun) -> list[Detection
     return detections(sizes, noise, settings.gate.alpha, settings.gate.min_drop)
 
 
+# The two "detects" figures of a sampled run, told apart where both are printed.
+PLANNED_NOTE = (
+    "planned: from each sample's size and the noise assumed (or measured over repeated "
+    "samples), as --bfcl-detect plans; the gate's 'detects' is measured in each comparison"
+)
+
+
 def detection_report(outcome: RunOutcome, finished: FinishedRun) -> list[dict[str, Any]]:
-    return [d.model_dump(mode="json") for d in run_detections(outcome, finished)]
+    return [
+        {**d.model_dump(mode="json"), "basis": "planned"} for d in run_detections(outcome, finished)
+    ]
 
 
 def known_error_report(outcome: RunOutcome) -> dict[str, Any]:
@@ -308,6 +329,8 @@ def closing_sections(outcome: RunOutcome, finished: FinishedRun) -> list[tuple[s
     scores = [*score_table(finished.scores, outcome.metadata)]
     if outcome.left_out:
         scores += ["", outcome.left_out]
+    if outcome.narrowed:
+        scores += ["", outcome.narrowed]
     if finished.incomplete:
         allowed = " (allowed by --bfcl-allow-incomplete)" if settings.allow_incomplete else ""
         scores += ["", f"incomplete run{allowed}: entries not scored"]
@@ -326,23 +349,27 @@ def closing_sections(outcome: RunOutcome, finished: FinishedRun) -> list[tuple[s
     sections = [("BFCL V4 scores", scores)]
     failures = failure_lines(outcome.failures, settings.list_failures, outcome.explanations)
     if failures:
-        sections.append((f"BFCL failures: {len(outcome.failures)}", failures))
+        noise = sum(f.within_noise for f in outcome.failures)
+        title = f"BFCL failures: {len(outcome.failures) - noise}"
+        sections.append((title + (f", {noise} worse within the noise" if noise else ""), failures))
     found = run_detections(outcome, finished)
     if found:
         planned = (
             f"; sized to detect {settings.detect:g} points" if settings.detect is not None else ""
         )
         title = (
-            f"BFCL what this sample can detect (80% power, alpha {settings.gate.alpha}{planned})"
+            f"BFCL what this sample can detect, planned (80% power, alpha {settings.gate.alpha}"
+            f"{planned})"
         )
-        sections.append((title, detection_lines(found)))
+        sections.append((title, [*detection_lines(found), PLANNED_NOTE]))
     if outcome.sequential is not None:
         sections.append(("BFCL sequential gate", [outcome.sequential.summary()]))
     if finished.gate is not None:
         title = f"BFCL gate: {finished.gate.verdict}"
         lines = gate_block(finished.gate)
         note = version_note(outcome.baseline, outcome.metadata) if outcome.baseline else None
-        sections.append((title, [*lines, note] if note else lines))
+        notes = [n for n in (outcome.narrowed, note) if n]
+        sections.append((title, [*lines, *notes]))
     if finished.written:
         width = max(len(what) for what, _ in finished.written)
         lines = [f"{what:<{width}}  {path}" for what, path in finished.written]
@@ -376,7 +403,9 @@ def failure_lines(
 ) -> list[str]:
     """Regressions first, then the rest in entry order, at most ``limit`` of them; entries named
     with ``--bfcl-explain`` in full."""
-    ordered = sorted(failures, key=lambda f: (not f.regression, natural_key(f.id)))
+    ordered = sorted(
+        failures, key=lambda f: (not f.regression, not f.within_noise, natural_key(f.id))
+    )
     lines = [f.line() for f in ordered[:limit]]
     if len(ordered) > limit:
         lines.append(

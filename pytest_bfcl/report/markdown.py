@@ -22,7 +22,7 @@ def markdown_summary(
         lines += ["Scored as the leaderboard's `--partial-eval` (entries present only).", ""]
     if metadata.get("sample"):
         lines += [f"Sample: {metadata['sample']} (seed {metadata.get('seed')}).", ""]
-    compared = {c.name: c for c in gate.comparisons} if gate else {}
+    compared = {c.name: c for c in gate.comparisons if c.kind == "category"} if gate else {}
     if compared:
         lines += [
             "| category | baseline | current | change | p-value | regressed |",
@@ -75,7 +75,7 @@ def markdown_summary(
 
 def gate_reasons(gate: GateResult) -> list[str]:
     reasons = [
-        f"{c.name}: {c.baseline_accuracy * 100:.2f}% -> {c.current_accuracy * 100:.2f}% "
+        f"{c.label}: {c.baseline_accuracy * 100:.2f}% -> {c.current_accuracy * 100:.2f}% "
         f"({signed(-c.drop_points)} points, p={c.p_value:.3g}, {len(c.regressions)} regressed)"
         for c in gate.comparisons
         if c.failed

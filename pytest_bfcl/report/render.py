@@ -215,21 +215,21 @@ def gate_block(gate: GateResult, id_limit: int = 10) -> list[str]:
         )
     if gate.comparisons:
         lines.append(
-            f"{'score':<26}{'baseline':>9}{'current':>9}{'change':>8}{'p-value':>10}"
+            f"{'score':<30}{'baseline':>9}{'current':>9}{'change':>8}{'p-value':>10}"
             f"{'detects':>9}{'worse':>7}{'flaky':>7}{'better':>7}"
         )
     for c in gate.comparisons:
-        name = c.name if c.kind != "group" else f"{c.name} (group)"
+        name = c.label
         detects = "none" if c.detectable_drop is None else f"{c.detectable_drop:.2f}"
         lines.append(
-            f"{name:<26}{c.baseline_accuracy * 100:>8.2f}%{c.current_accuracy * 100:>8.2f}%"
+            f"{name:<30}{c.baseline_accuracy * 100:>8.2f}%{c.current_accuracy * 100:>8.2f}%"
             f"{signed(-c.drop_points):>8}{c.p_value:>10.3g}{detects:>9}{len(c.regressions):>7}"
             f"{len(c.flaky_before):>7}{len(c.improvements):>7}" + ("  FAILED" if c.failed else "")
         )
     if gate.comparisons:
         lines.append(
-            "detects: the smallest drop in points found with 80% power at this size and noise "
-            "(none: too few entries to find any)"
+            "detects: measured in this comparison, the smallest drop in points it finds with 80% "
+            "power at its size and the noise its entries show (none: too few entries to find any)"
         )
     for c in gate.comparisons:
         if c.kind != "category":

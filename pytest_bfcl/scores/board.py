@@ -139,6 +139,19 @@ class ScoreBoard:
             self.expected.setdefault(category, set()).update(ids)
         self.populations.update(populations or {})
 
+    def leave_out(self, deselected: set[str]) -> tuple[int, int] | None:
+        """Expect none of the ``deselected`` entries (the command line narrowed the
+        selection: a node path, -k, -m, --deselect, --lf); returns (still expected, expected
+        before), or None when none of them was expected. Entries selected but not scored stay
+        missing."""
+        before = sum(len(ids) for ids in self.expected.values())
+        narrowed = {c: ids - deselected for c, ids in self.expected.items()}
+        kept = sum(len(ids) for ids in narrowed.values())
+        if kept == before:
+            return None
+        self.expected = {c: ids for c, ids in narrowed.items() if ids}
+        return kept, before
+
     def add_tool_failures(self, category: str, search: int, fetch: int) -> None:
         if not (search or fetch):
             return

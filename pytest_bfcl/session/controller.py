@@ -5,7 +5,6 @@ reports, exit status, the closing part of the terminal)."""
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import time
@@ -17,9 +16,10 @@ import pytest
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.errors import SetupError
-from pytest_bfcl.gate import Baseline, GateResult, detection_summary, detections
+from pytest_bfcl.gate import Baseline, GateResult
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.perf import collect_and_freeze, freeze_long_lived
+from pytest_bfcl.pytest_private import remember_failed
 from pytest_bfcl.redact import redact_data, redact_text
 from pytest_bfcl.report.finish import (
     FailureNote,
@@ -32,6 +32,7 @@ from pytest_bfcl.report.html.builder import HtmlBuilder, builder_wanted
 from pytest_bfcl.report.html.entries import HtmlEntries
 from pytest_bfcl.report.junit.cases import TextTestcases, install_text_testcases
 from pytest_bfcl.report.junit.guard import JunitWriteGuard, refuse_unwritable_junit
+from pytest_bfcl.report.pending import Settlement
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.usage import Prices, replica_summary, usage_summary
 from pytest_bfcl.run.engine import BfclRun
@@ -46,9 +47,10 @@ from pytest_bfcl.session.common import (
 )
 from pytest_bfcl.session.handoff import REPLICAS_OUTPUT
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem, is_bfcl
+from pytest_bfcl.session.messages import improvement_text, sample_detection, unknown_explain_ids
+from pytest_bfcl.session.settle import pending_report, recorded_report, settle_reports
 from pytest_bfcl.session.stages import StagedLoop, refuse_xdist
 from pytest_bfcl.session.transport import unpack_report
-from pytest_bfcl.settings import Settings
 
 
 class ControllerPlugin(SessionPlugin):
@@ -74,6 +76,10 @@ class ControllerPlugin(SessionPlugin):
             builder = HtmlBuilder.start()  # None: the session renders them
             if builder is not None:
                 self.html_entries = builder
+        # Entries worse than the baseline, pending the gate, by id (see report/pending.py).
+        self.pending: dict[str, pytest.TestReport] = {}
+        self.narrowed: str | None = None  # the line that says the selection was narrowed
+        self.collectable: set[str] = set()  # the entries collection yields, before any -k
         self.junit_cases: TextTestcases | None = None  # BFCL testcases of the junit file
         self.junit_refused: str | None = None  # why the junit file cannot be written
         self.worker_replicas: list[list[dict[str, Any]]] = []  # from each xdist worker
@@ -119,6 +125,7 @@ class ControllerPlugin(SessionPlugin):
             self.stages = StagedLoop(self, expected)
             expected = self.stages.first_expectation()
         self.board.expect(expected, self.run.sampled_populations())
+        self.collectable = set().union(*expected.values())  # what collection yields
         self.board.clusters = self.run.clusters()
         if reporter is not None and self._summarise_failures():
             leave_bfcl_failures_out_of_sections(reporter)
@@ -186,7 +193,27 @@ class ControllerPlugin(SessionPlugin):
         """The controller learns how many entries the workers run (each collects them all)."""
         if self.reported is None:
             self.reported = ReportedProgress()
-            self.total_items = sum(1 for i in ids if i.startswith(f"{NODE_PREFIX}/"))
+            entries = {i.rpartition("::")[2] for i in ids if i.startswith(f"{NODE_PREFIX}/")}
+            self.total_items = len(entries)
+            self._compare_on(entries)
+
+    @pytest.hookimpl(trylast=True)  # after every deselection (-k, -m, --deselect, --lf)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self.config.pluginmanager.has_plugin("dsession"):  # xdist: the hook above
+            self._compare_on({i.entry_id for i in session.items if isinstance(i, BfclItem)})
+
+    def _compare_on(self, selected: set[str]) -> None:
+        """A selection narrowed on the command line is what the run must score: the rest is
+        left out, not missing, and the closing part says so."""
+        if self.config.option.collectonly:
+            return
+        narrowed = self.board.leave_out(self.collectable - selected)
+        if narrowed is not None:
+            kept, expected = narrowed
+            self.narrowed = (
+                f"narrowed on the command line (a node path, -k, -m, --deselect or --lf): "
+                f"scored and compared on the {kept:,} entries selected of {expected:,}"
+            )
 
     @pytest.hookimpl(trylast=True)  # after the terminal has written the result
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -208,7 +235,9 @@ class ControllerPlugin(SessionPlugin):
         if not report.nodeid.startswith(f"{NODE_PREFIX}/"):
             self.other_failures += int(report.failed)
             return
-        if report.when == "call" and report.failed:
+        if report.when == "call" and (
+            report.failed or pending_report(report) or recorded_report(report)
+        ):
             self._note_failure(report)
         if report.when != "teardown":
             return
@@ -243,9 +272,12 @@ class ControllerPlugin(SessionPlugin):
                 category=props.category or "",
                 error_type=props.error_type or "",
                 reason=props.reason or "",
-                regression=props.baseline_valid is True,
+                # worse than the baseline: a regression or within the noise, once settled
+                pending=pending_report(report) and props.baseline_valid is True,
             )
         )
+        if pending_report(report):
+            self.pending[props.id] = report  # settled by the gate at the end
         if props.id in self.explanations:
             self.explanations[props.id] = str(report.longrepr)
         if self._summarise_failures():
@@ -266,8 +298,21 @@ class ControllerPlugin(SessionPlugin):
                 self.html_entries.close()
         self.scores, self.gate = self.finished.scores, self.finished.gate
         self.incomplete = self.finished.incomplete
+        self._settle_pending()
         self._set_exit_status(session)
         collect_and_freeze()
+
+    def _settle_pending(self) -> None:
+        """Entries worse than the baseline become failures where the gate failed on them, and
+        say they are within the noise elsewhere, before pytest prints its summary."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        failed = settle_reports(
+            self.pending, Settlement(self.gate), reporter, self._summarise_failures()
+        )
+        remember_failed(self.config, {self.pending[i].nodeid for i in failed})
+        self.failures = [
+            note.settled(note.id in failed) if note.pending else note for note in self.failures
+        ]
 
     def _outcome(self) -> RunOutcome:
         junit = getattr(self.config.option, "xmlpath", None)
@@ -295,6 +340,7 @@ class ControllerPlugin(SessionPlugin):
             left_out_extras=dict(self.run.left_out),
             left_out=left_out_line(self.run.left_out) if self.run.left_out else None,
             sequential=self.stages.record if self.stages is not None else None,
+            narrowed=self.narrowed,
         )
 
     @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
@@ -374,44 +420,3 @@ class ControllerPlugin(SessionPlugin):
             terminalreporter.write_sep("=", title)
             for line in lines:
                 terminalreporter.write_line(line)
-
-
-def improvement_text(props: ItemProperties) -> str:
-    """``--bfcl-explain`` of an entry that failed in the baseline and passes now."""
-    return "\n".join(
-        [
-            f"BFCL {props.id} [{props.category}] improved: fails in the baseline, passes now",
-            f"  baseline: {props.baseline_answer}",
-            f"  now:      {props.answer}",
-        ]
-    )
-
-
-def sample_detection(expected: dict[str, set[str]], run: BfclRun, settings: Settings) -> str:
-    """What a sampled run's gate detects, before it asks anything (the noise the baseline
-    measured, else the assumed one)."""
-    sizes = {category: len(ids) for category, ids in expected.items()}
-    gate = settings.gate
-    found = detections(sizes, run.selection.plan_noise, gate.alpha, gate.min_drop)
-    return detection_summary(found, "this sample") + " (more: --bfcl-sequential, --bfcl-detect)"
-
-
-def unknown_explain_ids(
-    wanted: tuple[str, ...], expected: dict[str, set[str]], run: BfclRun
-) -> str | None:
-    """Why an id given to ``--bfcl-explain`` can have no failure to explain in this run (not an
-    entry of the selection, or left out by the sample), said before anything is generated."""
-    scored = set().union(*expected.values()) if expected else set()
-    problems = []
-    for entry_id in wanted:
-        if entry_id in scored:
-            continue
-        selection = {e.id for c in run.settings.categories for e in run.dataset.entries(c)}
-        if entry_id in selection:
-            why = "this run leaves it out (the sample, or an option that excludes it)"
-        else:
-            close = difflib.get_close_matches(entry_id, sorted(selection), n=2)
-            hint = f"; did you mean {' or '.join(close)}?" if close else ""
-            why = f"no entry of the selected categories has this id{hint}"
-        problems.append(f"--bfcl-explain={entry_id}: {why}")
-    return "; ".join(problems) or None

@@ -17,14 +17,16 @@ from pytest_bfcl.gate import Baseline, BaselineAnswers
 from pytest_bfcl.markers import marker_names
 from pytest_bfcl.models.base import Generation, Sampled
 from pytest_bfcl.perf import paused_gc
-from pytest_bfcl.pytest_private import FixtureInfoCache, ItemWithFixtures
+from pytest_bfcl.pytest_private import ExpectedFailure, FixtureInfoCache, ItemWithFixtures
 from pytest_bfcl.redact import redact_text
 from pytest_bfcl.report.answers import answer_text, baseline_lines, failing_turn, flipped
 from pytest_bfcl.report.html.facts import Outcome, bounded, record_facts
 from pytest_bfcl.report.html.records import DocsRefs, encode_record
+from pytest_bfcl.report.pending import RECORDED, pending_reason
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.render import explain_failure
 from pytest_bfcl.run.engine import BfclRun, Skip
+from pytest_bfcl.settings import Settings
 
 NODE_PREFIX = "bfcl"
 
@@ -36,10 +38,24 @@ def is_bfcl(report: Any) -> bool:
 class BfclFailure(Exception):
     """A scored entry that the model got wrong."""
 
-    def __init__(self, verdict: Verdict, regression: bool = False) -> None:
+    def __init__(self, verdict: Verdict) -> None:
         super().__init__(verdict.error_type)
         self.verdict = verdict
-        self.regression = regression
+
+
+class PendingRegression(ExpectedFailure):
+    """An entry that passed in the baseline and fails now (or fails in a run gated by
+    thresholds alone): an expected failure until the gate settles it at the end of the run
+    (:mod:`pytest_bfcl.report.pending`)."""
+
+    def __init__(
+        self, verdict: Verdict, thresholds: bool = False, answers: list[str] | None = None
+    ) -> None:
+        # the baseline's answer beside this run's follows the explanation (the text a
+        # regression's junit failure keeps once the gate settles it)
+        self.explanation = "\n".join([explain_failure(verdict), *(answers or [])])
+        first = self.explanation.split("\n", 1)[0].removeprefix("BFCL ")
+        super().__init__(pending_reason(first, thresholds), pytrace=False)
 
 
 class BfclCategory(pytest.Collector):
@@ -218,7 +234,13 @@ class BfclItem(ItemWithFixtures):
             self.user_properties += failed.pairs()
             if known:
                 pytest.xfail(f"known failure: {known}")
-            raise BfclFailure(verdict, regression=self.baseline_valid is True)
+            if self.baseline_valid is True:
+                raise PendingRegression(verdict, answers=self.answer_lines(failing_turn(verdict)))
+            if gated_by_thresholds_alone(self.run.settings):
+                raise PendingRegression(verdict, thresholds=True)
+            if records_first_baseline(self.run.settings):
+                pytest.xfail(f"{RECORDED}: {self.entry_id} {verdict.error_type}")
+            raise BfclFailure(verdict)
         if known:
             pytest.fail(
                 f"{self.entry_id} is listed as a known failure ({known}) but passes now; "
@@ -229,10 +251,6 @@ class BfclItem(ItemWithFixtures):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, BfclFailure):
             text = explain_failure(excinfo.value.verdict)
-            if excinfo.value.regression:
-                text = "REGRESSION (passed in the baseline): " + text
-                turn = failing_turn(excinfo.value.verdict)
-                text += "\n" + "\n".join(self.answer_lines(turn))
             # a model's lone surrogates escaped (\\ud800): the report stays readable lines
             return redact_text(text).encode("utf-8", "backslashreplace").decode("utf-8")
         return super().repr_failure(excinfo, style=style)
@@ -269,6 +287,9 @@ class BfclItem(ItemWithFixtures):
         it."""
         if isinstance(excinfo.value, InfrastructureError):
             return redact_text(f"{type(excinfo.value).__name__}: {excinfo.value}")
+        if isinstance(excinfo.value, PendingRegression):  # the whole explanation
+            text = f"{excinfo.value.msg}\n{excinfo.value.explanation}"
+            return redact_text(text).encode("utf-8", "backslashreplace").decode("utf-8")
         if isinstance(excinfo.value, pytest.xfail.Exception):
             # A known failure: pytest shows only its reason, but would first render the
             # traceback with the source of every frame (most of a clean oracle run's time).
@@ -279,6 +300,23 @@ class BfclItem(ItemWithFixtures):
         # A line number (0) although an entry has no source line: pytest requires one to
         # report a skip raised by a fixture at the item.
         return self.path, 0, f"bfcl {self.entry_id}"
+
+
+def records_first_baseline(settings: Settings) -> bool:
+    """A run that saves a baseline with nothing to compare (no baseline, no thresholds): its
+    failures are what the baseline records, so they do not fail the run (docs/model-repo.md,
+    "Your first baseline")."""
+    return (
+        settings.save_baseline_path is not None
+        and settings.baseline_path is None
+        and not settings.min_scores
+    )
+
+
+def gated_by_thresholds_alone(settings: Settings) -> bool:
+    """A run whose gate is its thresholds (--bfcl-min-score) alone: a failing entry is pending
+    until they are checked (a failing threshold fails the entries of its score)."""
+    return settings.baseline_path is None and bool(settings.min_scores)
 
 
 def reported_generation(generation: Generation | Sampled, verdict: Verdict) -> Generation:

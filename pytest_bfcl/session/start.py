@@ -4,6 +4,8 @@ controller gives its workers."""
 
 from __future__ import annotations
 
+import contextlib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -102,10 +104,13 @@ def _load_compatible_baseline(settings: Settings, run: BfclRun) -> Baseline | No
         return None
     baseline = load_baseline(settings.baseline_path, key)
     metadata = run.metadata()
-    stamps = stamp_differences(baseline, metadata)
-    if stamps:  # verdicts under other rules or sampling compare with nothing, common or not
+    # verdicts under other rules or sampling, or of a stand-in model, compare with nothing
+    stamps = stand_in_difference(baseline, metadata) + stamp_differences(baseline, metadata)
+    if stamps:
         raise BaselineError(
-            f"baseline {settings.baseline_path} does not fit this run: " + "; ".join(stamps)
+            f"baseline {settings.baseline_path} does not fit this run: "
+            + "; ".join(stamps)
+            + f". Record this model's first baseline: {first_baseline_command(settings)}"
         )
     run.selection.plan_noise = category_noise(baseline.rates, settings.samples)
     problems = incompatibilities(baseline, metadata)
@@ -113,7 +118,28 @@ def _load_compatible_baseline(settings: Settings, run: BfclRun) -> Baseline | No
         raise BaselineError(
             f"baseline {settings.baseline_path} does not fit this run: "
             + "; ".join(problems)
-            + ". Record a new baseline, or pass --bfcl-baseline-common to compare the entries "
-            "both runs have."
+            + f". Record a new baseline ({first_baseline_command(settings)}), or pass "
+            "--bfcl-baseline-common to compare the entries both runs have."
         )
     return baseline
+
+
+def stand_in_difference(baseline: Baseline, metadata: dict[str, Any]) -> list[str]:
+    """A baseline of the oracle (the stand-in that answers from the ground truth, as the
+    template's committed one) says nothing about a real model, nor a real model's about it."""
+    kinds = [(m.get("model_info") or {}).get("kind") for m in (baseline.metadata, metadata)]
+    if (kinds[0] == "oracle") == (kinds[1] == "oracle"):
+        return []
+    return [
+        f"model differs: baseline {baseline.metadata.get('model')!r}, this run "
+        f"{metadata.get('model')!r} (one of them the oracle, a stand-in)"
+    ]
+
+
+def first_baseline_command(settings: Settings) -> str:
+    """The command docs/model-repo.md gives for a team's first baseline, for this path."""
+    path = settings.baseline_path
+    assert path is not None
+    with contextlib.suppress(ValueError):
+        path = path.resolve().relative_to(Path.cwd().resolve())
+    return f"pytest bfcl --bfcl-baseline= --bfcl-save-baseline={path}"

@@ -49,7 +49,7 @@ def test_real_regression_fails_and_names_category_drop_p_value_and_ids(gate_env)
 def test_two_flips_are_listed_but_do_not_fail(gate_env):
     run, _ = gate_env
     result = run(ids(range(20)) | ids([200, 201]))
-    result.assert_outcomes(passed=378, failed=2, xfailed=20)
+    result.assert_outcomes(passed=378, xfailed=22)  # worse within the noise: expected failures
     assert result.ret == 0
     assert (
         "regressed (within noise) in simple_python: simple_python_200, simple_python_201"

@@ -33,7 +33,7 @@ def test_a_groups_p_value_is_the_weighted_tests_checked_by_enumeration():
         {i: bool(v) for i, v in baseline.items()},
         GateSettings(),
     )
-    group = _by_name(gate)["irrelevance"]
+    group = _by_name(gate)["irrelevance_detection"]
     # the printed difference is the weighted one
     weights = {"irrelevance": Fraction(1, 8), "live_irrelevance": Fraction(1, 12)}
     flips = [

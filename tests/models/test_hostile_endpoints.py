@@ -462,7 +462,8 @@ def test_lone_surrogates_are_failures_end_to_end(pytester, server, dataset, tmp_
         timeout=300,
     )
     outcomes = result.parseoutcomes()
-    assert (outcomes.get("failed"), outcomes.get("errors", 0)) == (1, 0), result.stdout.str()[
+    # recorded in the new baseline as failing: an expected failure of this recording run
+    assert (outcomes.get("xfailed"), outcomes.get("errors", 0)) == (1, 0), result.stdout.str()[
         -3000:
     ]
     assert "irrelevance_error:decoder_success" in result.stdout.str()

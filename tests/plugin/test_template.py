@@ -243,6 +243,39 @@ def test_ci_commands_gate_a_pull_request_record_main_and_fail_a_regression(adopt
     ).stdout
     assert status.split() == ["M", "pyproject.toml"]  # the planted change alone; reports ignored
 
+    # the first baseline of a model of the team's own, by the command docs/model-repo.md gives:
+    # the committed baseline (the oracle's) is refused in one line naming it; the command
+    # records the model's failures and exits 0
+    pyproject.write_text(
+        pyproject.read_text().replace(
+            'bfcl_model = "oracle:fail=0.2,seed=3"', 'bfcl_model = "replay:results/oracle"'
+        )
+    )
+    # stored answers of a model that fails some entries (a run of its own exits 1: no gate)
+    _shell(checkout, "pytest bfcl -q --bfcl-baseline= --bfcl-results-dir=results "
+           "--bfcl-model=oracle:fail=0.2,seed=3", env)  # fmt: skip
+    assert (checkout / "results" / "oracle").is_dir()
+    command = first_baseline_command()
+    refused = _shell(checkout, "pytest bfcl", env)
+    assert refused.returncode == pytest.ExitCode.USAGE_ERROR
+    assert command in refused.stderr and "model differs" in refused.stderr
+    first = _shell(checkout, command, env)
+    assert first.returncode == 0, first.stdout[-3000:]
+    assert "xfailed" in first.stdout and " failed" not in first.stdout.splitlines()[-1]
+    verdicts = json.loads((checkout / "baseline" / "bfcl-baseline.json").read_text())["verdicts"]
+    assert not all(verdicts.values())  # the model's failures, recorded
+    assert _shell(checkout, "pytest bfcl", env).returncode == 0  # it fits from now on
+
+
+def first_baseline_command() -> str:
+    """The command under docs/model-repo.md's heading that says "first baseline"."""
+    text = (REPO / "docs" / "model-repo.md").read_text()
+    heading = re.search(r"^##+ .*first baseline.*$", text, re.M | re.I)
+    assert heading is not None
+    block = re.search(r"```bash\n(.*?)```", text[heading.end() :], re.S)
+    assert block is not None
+    return block.group(1).strip()
+
 
 # -- adopting the template into a repository that has its own files ---------------------------
 

@@ -74,12 +74,12 @@ def test_summary_testcases_spliced_as_text_equal_the_parsed_way(tmp_path):
     )
     cases = [ET.Element("testcase", classname="bfcl.summary", name=n) for n in ("a", "b")]
     ET.SubElement(cases[1], "failure", message="dropped")
-    spliced = _splice(written, cases, 1)
+    spliced = _splice(written, cases, 1, 0)
     assert spliced is not None
     parsed = tmp_path / "junit.xml"
     parsed.write_text(written, "utf-8")
-    _add_parsed(parsed, cases, 1)
+    _add_parsed(parsed, cases, 1, 0)
     assert ET.canonicalize(spliced) == ET.canonicalize(parsed.read_text("utf-8").split("?>", 1)[1])
     suite = ET.fromstring(spliced).find("testsuite")
     assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("4", "2")
-    assert _splice("<testsuites><testsuite /></testsuites>", cases, 1) is None
+    assert _splice("<testsuites><testsuite /></testsuites>", cases, 1, 0) is None

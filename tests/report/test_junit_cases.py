@@ -105,9 +105,9 @@ def test_the_file_is_the_one_pytest_writes(gate_env, pytester, tmp_path, options
     ours, theirs = _normalised(files["ours"]), _normalised(files["pytest"])
     assert ours == theirs
     tags = [tag for tag, _, _ in ours]
-    # the entries, the two own tests, a second testcase for the teardown error after a failure
-    # (pytest's way; after a pass it joins the testcase), the category's summary testcase
-    assert tags.count("testcase") == 400 + 2 + 1 + 1
+    # the entries, the two own tests, the category's summary testcase (simple_python_104's
+    # teardown error follows an expected failure, pending the gate: it joins the testcase)
+    assert tags.count("testcase") == 400 + 2 + 1
     assert {"failure", "skipped", "error", "property"} <= set(tags)
     assert "bfcl-testcase-" not in files["ours"].read_text()
 

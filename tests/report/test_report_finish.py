@@ -140,7 +140,7 @@ def test_gate_table_labels_groups_and_never_prints_minus_zero():
     lines = gate_block(gate)
     names = [line.split()[0] for line in lines[2:] if line.strip()]
     assert "irrelevance" in names
-    assert any(line.startswith("irrelevance (group)") for line in lines)
+    assert any(line.startswith("irrelevance_detection (group)") for line in lines)
     assert "-0.00" not in "\n".join(lines)
 
 

@@ -83,7 +83,7 @@ def test_samples_reach_junit_and_the_json_report(pytester, data_source, tmp_path
         low, high = mean_interval([p / 3 for p, _ in mine], 3, clusters=keys)
         assert cat["ci95"] == pytest.approx([low, high])
     assert data["categories"]["simple_python"]["flaky"] > 0
-    group = data["groups"]["irrelevance"]  # needs live_irrelevance: not run
+    group = data["groups"]["irrelevance_detection"]  # needs live_irrelevance: not run
     assert group["mean"] is None and group["samples"] == 3
     outcome = result.parseoutcomes()  # an entry fails unless every sample passed
     failing = sum(1 for p, k in rates.values() if p < k)

@@ -51,7 +51,7 @@ def test_missing_categories_are_not_run_never_zero():
     assert scores.partial
     assert scores.groups["non_live"].accuracy is None
     assert "simple_java" in scores.groups["non_live"].missing
-    assert scores.groups["irrelevance"].accuracy == pytest.approx(0.75)
+    assert scores.groups["irrelevance_detection"].accuracy == pytest.approx(0.75)
     assert scores.overall.accuracy is None
     # The leaderboard's own formula counts missing categories as 0: kept for comparison.
     assert scores.overall.reference_accuracy == pytest.approx(0.1 * (1 / 3) / 4 + 0.1 * 0.75)

@@ -35,6 +35,7 @@ from pytest_bfcl.report.html.tables import (
     html_text,
     scores_html,
 )
+from pytest_bfcl.report.pending import Settlement
 from pytest_bfcl.scores.models import Scores
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -130,6 +131,9 @@ def page_data(
         "categories": order,
         "agentic_prefixes": ["memory_", "web_search_"],
         "gated": gate is not None and bool(gate.comparisons),
+        # entries worse than the baseline that the gate failed (their records were made
+        # before it decided): failures; the page shows the others within the noise
+        "gate_failed": sorted(Settlement(gate).failing) if gate is not None else [],
     }
 
 

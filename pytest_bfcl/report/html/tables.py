@@ -104,7 +104,7 @@ def _plural(count: int, word: str) -> str:
 
 def scores_html(scores: Scores, gate: GateResult | None) -> str:
     comparisons = gate.comparisons if gate is not None else []
-    # Looked up by kind and name: the irrelevance category and group share a name.
+    # Looked up by kind and name (a group's name is never a category's, but a row is one kind)
     by_category = {c.name: c for c in comparisons if c.kind == "category"}
     by_group = {c.name: c for c in comparisons if c.kind != "category"}
     gated = bool(comparisons)
@@ -114,7 +114,8 @@ def scores_html(scores: Scores, gate: GateResult | None) -> str:
         head = ["category", "entries", "mean", "95% CI", f"pass^{samples}", f"pass@{samples}"]
         head.append("flaky")
     head.append("notes")
-    compared_head = ["baseline", "change", "p-value", "detects", "regressed", "flaky before"]
+    compared_head = ["baseline", "change", "p-value", "detects (measured)", "regressed"]
+    compared_head.append("flaky before")
     compared_head.append("improved")
     if gated:
         head += compared_head
@@ -180,6 +181,9 @@ def _category_notes(cat: CategoryScore) -> list[str]:
     return notes
 
 
+_DETECTS_TITLE = "measured in this comparison: the smallest drop in points it finds with 80% power"
+
+
 def _comparison_cells(comparison: Comparison | None, gated: bool) -> str:
     if not gated:
         return ""
@@ -192,7 +196,7 @@ def _comparison_cells(comparison: Comparison | None, gated: bool) -> str:
         f'<td class="num">{_percent(comparison.baseline_accuracy)}</td>'
         f'<td class="num {css}">{signed(change)}</td>'
         f'<td class="num">{comparison.p_value:.3g}</td>'
-        f'<td class="num" title="smallest drop in points found with 80% power">{detects}</td>'
+        f'<td class="num" title="{_DETECTS_TITLE}">{detects}</td>'
         f'<td class="num">{len(comparison.regressions)}</td>'
         f'<td class="num">{len(comparison.flaky_before)}</td>'
         f'<td class="num">{len(comparison.improvements)}</td>'

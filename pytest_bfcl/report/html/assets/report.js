@@ -196,7 +196,8 @@
       { class: "row-head", "aria-expanded": "false", onclick: () => toggle(r, item, head) },
       outcomeBadge(r),
       el("span", { class: "id", text: r.id }),
-      r.regression ? el("span", { class: "badge bad", text: "REGRESSION" }) : null,
+      r.regression && !r.within_noise ? el("span", { class: "badge bad", text: "REGRESSION" }) : null,
+      r.within_noise ? el("span", { class: "badge neutral", text: "worse, within the noise" }) : null,
       r.improvement ? el("span", { class: "badge good", text: "improved" }) : null,
       r.error_type ? el("span", { class: "etype", text: r.error_type }) : null,
       state.category === ALL ? el("span", { class: "muted cat-label", text: r.category }) : null,
@@ -462,9 +463,14 @@
       return;
     }
     records = data.records;
+    const failedByGate = new Set(data.gate_failed || []);
     records.forEach((r, index) => {
       r._id = r.id.toLowerCase();
       r._index = index;
+      // worse than the baseline: the record was made before the gate decided; a failure
+      // where it failed on the entry, within the noise elsewhere
+      if (r.regression && failedByGate.has(r.id)) r.outcome = "failed";
+      else if (r.regression) r.within_noise = true;
     });
     data.present = new Set(records.map((r) => r.category));
     state.filter = defaultFilter();

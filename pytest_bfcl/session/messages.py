@@ -1,0 +1,53 @@
+"""The controller's lines about the selection and single entries: what a sampled run can
+detect before it asks anything, ``--bfcl-explain`` ids the run cannot explain, and the
+explanation of an entry that improved on the baseline."""
+
+from __future__ import annotations
+
+import difflib
+
+from pytest_bfcl.gate import detection_summary, detections
+from pytest_bfcl.report.properties import ItemProperties
+from pytest_bfcl.run.engine import BfclRun
+from pytest_bfcl.settings import Settings
+
+
+def improvement_text(props: ItemProperties) -> str:
+    """``--bfcl-explain`` of an entry that failed in the baseline and passes now."""
+    return "\n".join(
+        [
+            f"BFCL {props.id} [{props.category}] improved: fails in the baseline, passes now",
+            f"  baseline: {props.baseline_answer}",
+            f"  now:      {props.answer}",
+        ]
+    )
+
+
+def sample_detection(expected: dict[str, set[str]], run: BfclRun, settings: Settings) -> str:
+    """What a sampled run's gate detects, before it asks anything (the noise the baseline
+    measured, else the assumed one)."""
+    sizes = {category: len(ids) for category, ids in expected.items()}
+    gate = settings.gate
+    found = detections(sizes, run.selection.plan_noise, gate.alpha, gate.min_drop)
+    return detection_summary(found, "this sample") + " (more: --bfcl-sequential, --bfcl-detect)"
+
+
+def unknown_explain_ids(
+    wanted: tuple[str, ...], expected: dict[str, set[str]], run: BfclRun
+) -> str | None:
+    """Why an id given to ``--bfcl-explain`` can have no failure to explain in this run (not an
+    entry of the selection, or left out by the sample), said before anything is generated."""
+    scored = set().union(*expected.values()) if expected else set()
+    problems = []
+    for entry_id in wanted:
+        if entry_id in scored:
+            continue
+        selection = {e.id for c in run.settings.categories for e in run.dataset.entries(c)}
+        if entry_id in selection:
+            why = "this run leaves it out (the sample, or an option that excludes it)"
+        else:
+            close = difflib.get_close_matches(entry_id, sorted(selection), n=2)
+            hint = f"; did you mean {' or '.join(close)}?" if close else ""
+            why = f"no entry of the selected categories has this id{hint}"
+        problems.append(f"--bfcl-explain={entry_id}: {why}")
+    return "; ".join(problems) or None
