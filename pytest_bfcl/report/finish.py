@@ -107,6 +107,9 @@ class RunOutcome:
     sequential: SequentialRecord | None = None
     # The selection narrowed on the command line: the line that says so.
     narrowed: str | None = None
+    # Entries worse than the baseline, pending the gate: their explanation (and the baseline's
+    # answer beside this run's), kept in the junit testcase the gate settles
+    pending_explanations: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -187,7 +190,11 @@ def write_reports(outcome: RunOutcome, finished: FinishedRun) -> None:
     if outcome.junit_path is not None and outcome.junit_not_written is not None:
         finished.not_written.append(("junit", outcome.junit_path, outcome.junit_not_written))
     elif outcome.junit_path is not None and outcome.junit_path.is_file():
-        write("junit", outcome.junit_path, lambda p: add_summary_testcases(p, scores, gate))
+        write(
+            "junit",
+            outcome.junit_path,
+            lambda p: add_summary_testcases(p, scores, gate, outcome.pending_explanations),
+        )
     if outcome.results_root is not None and _holds_a_file(outcome.results_root):
         finished.written.append(("generations", outcome.results_root))
     elif outcome.results_root is not None and outcome.board.verdicts:

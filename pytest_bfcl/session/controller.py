@@ -48,7 +48,12 @@ from pytest_bfcl.session.common import (
 from pytest_bfcl.session.handoff import REPLICAS_OUTPUT
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem, is_bfcl
 from pytest_bfcl.session.messages import improvement_text, sample_detection, unknown_explain_ids
-from pytest_bfcl.session.settle import pending_report, recorded_report, settle_reports
+from pytest_bfcl.session.settle import (
+    pending_explanation,
+    pending_report,
+    recorded_report,
+    settle_reports,
+)
 from pytest_bfcl.session.stages import StagedLoop, refuse_xdist
 from pytest_bfcl.session.transport import unpack_report
 
@@ -78,6 +83,7 @@ class ControllerPlugin(SessionPlugin):
                 self.html_entries = builder
         # Entries worse than the baseline, pending the gate, by id (see report/pending.py).
         self.pending: dict[str, pytest.TestReport] = {}
+        self.pending_explanations: dict[str, str] = {}
         self.narrowed: str | None = None  # the line that says the selection was narrowed
         self.collectable: set[str] = set()  # the entries collection yields, before any -k
         self.junit_cases: TextTestcases | None = None  # BFCL testcases of the junit file
@@ -278,6 +284,10 @@ class ControllerPlugin(SessionPlugin):
         )
         if pending_report(report):
             self.pending[props.id] = report  # settled by the gate at the end
+            # its explanation, before the terminal's cut below: the settled junit text keeps it
+            explanation = pending_explanation(report)
+            if explanation:
+                self.pending_explanations[props.id] = explanation
         if props.id in self.explanations:
             self.explanations[props.id] = str(report.longrepr)
         if self._summarise_failures():
@@ -341,6 +351,7 @@ class ControllerPlugin(SessionPlugin):
             left_out=left_out_line(self.run.left_out) if self.run.left_out else None,
             sequential=self.stages.record if self.stages is not None else None,
             narrowed=self.narrowed,
+            pending_explanations=self.pending_explanations,
         )
 
     @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist

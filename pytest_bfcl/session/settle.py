@@ -26,6 +26,13 @@ def recorded_report(report: pytest.TestReport) -> bool:
     return report.when == "call" and isinstance(reason, str) and RECORDED in reason
 
 
+def pending_explanation(report: pytest.TestReport) -> str | None:
+    """What a pending entry's report says beyond its reason (its first line): the checker's
+    explanation and the baseline's answer beside this run's."""
+    parts = str(report.longrepr or "").split("\n", 1)
+    return parts[1] if len(parts) > 1 else None
+
+
 def settle_reports(
     reports: dict[str, pytest.TestReport],
     settlement: Settlement,

@@ -30,10 +30,17 @@ _NAME = re.compile(r'<testcase\b[^>]*? name="([^"]*)"')
 _SUITE_END = "</testsuite>"
 
 
-def add_summary_testcases(path: Path, scores: Scores, gate: GateResult | None) -> None:
+def add_summary_testcases(
+    path: Path,
+    scores: Scores,
+    gate: GateResult | None,
+    explanations: dict[str, str] | None = None,
+) -> None:
     """The summary testcases, and the gate's word on the entries pending it (see
     :mod:`pytest_bfcl.report.pending`): those behind a failing comparison fail."""
-    text, settled = settle_pending_testcases(path.read_text("utf-8"), Settlement(gate))
+    text, settled = settle_pending_testcases(
+        path.read_text("utf-8"), Settlement(gate), explanations or {}
+    )
     cases, failed = summary_testcases(scores, gate)
     spliced = _splice(text, cases, failed, settled)
     if spliced is None:  # not the shape pytest writes: the XML way
@@ -85,9 +92,13 @@ def _add_parsed(path: Path, cases: list[ET.Element], failed: int, settled: int) 
     tree.write(path, encoding="utf-8", xml_declaration=True)
 
 
-def settle_pending_testcases(text: str, settlement: Settlement) -> tuple[str, int]:
+def settle_pending_testcases(
+    text: str, settlement: Settlement, explanations: dict[str, str] | None = None
+) -> tuple[str, int]:
     """The junit text with each pending entry's expected failure settled: a failure where the
-    gate failed on it, an expected failure within the noise elsewhere; and how many failed."""
+    gate failed on it, an expected failure within the noise elsewhere; and how many failed.
+    ``explanations`` (by entry id: the checker's explanation and the baseline's answer beside
+    this run's) become the element's text, whichever writer wrote the testcase."""
     pieces: list[str] = []
     last, failed = 0, 0
     for match in _PENDING.finditer(text):
@@ -96,13 +107,16 @@ def settle_pending_testcases(text: str, settlement: Settlement) -> tuple[str, in
         if name is None:
             continue
         reason = html.unescape(match.group(1))
-        settled = settlement.settle(html.unescape(name.group(1)), reason)
+        entry_id = html.unescape(name.group(1))
+        settled = settlement.settle(entry_id, reason)
+        explanation = (explanations or {}).get(entry_id)
         if settled.failed:
             element = ET.Element("failure", message=settled.reason)
-            element.text = settled.reason
+            element.text = "\n".join(filter(None, [settled.reason, explanation]))
             failed += 1
         else:
             element = ET.Element("skipped", type="pytest.xfail", message=settled.reason)
+            element.text = explanation
         pieces += (text[last : match.start()], ET.tostring(element, encoding="unicode"))
         last = match.end()
     return "".join([*pieces, text[last:]]), failed
