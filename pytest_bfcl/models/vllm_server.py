@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.models.base import ModelSpecError
+from pytest_bfcl.models.checkpoint_identity import checkpoint_identity
 from pytest_bfcl.models.endpoint_errors import ServerDown
 from pytest_bfcl.models.endpoint_request import EndpointSettings
 from pytest_bfcl.models.server_process import (
@@ -33,7 +34,6 @@ from pytest_bfcl.models.server_process import (
 )
 from pytest_bfcl.models.started_servers import StartedServersModel
 from pytest_bfcl.models.vllm_launch import (
-    checkpoint_identity,
     tool_parser_advice,
     vllm_command,
     vllm_environment,
