@@ -40,7 +40,7 @@ def copy_redacted(stream: IO[bytes], log: IO[bytes]) -> None:
             data = text.encode("utf-8")
             if written + len(data) > MAX_LOG_BYTES:
                 log.write(
-                    f"[log full at {MAX_LOG_BYTES >> 20} MB: the rest is left out]\n".encode()
+                    f"[the log is full ({MAX_LOG_BYTES:,} bytes): the rest is left out]\n".encode()
                 )
                 log.flush()
                 _drain(stream)
