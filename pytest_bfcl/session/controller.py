@@ -46,6 +46,7 @@ from pytest_bfcl.session.common import (
 )
 from pytest_bfcl.session.handoff import REPLICAS_OUTPUT
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem, is_bfcl
+from pytest_bfcl.session.signals import winding_down
 from pytest_bfcl.session.transport import unpack_report
 
 
@@ -231,6 +232,7 @@ class ControllerPlugin(SessionPlugin):
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Runs after junitxml wrote its file and before the terminal summary."""
+        winding_down()  # a SIGTERM now lets the reports be written
         self.run.finalize_results()
         self.usage = self._usage()
         try:

@@ -19,20 +19,33 @@ class Terminated(KeyboardInterrupt):
 
 MESSAGE = "stopped by SIGTERM; the servers the run started are stopped"
 
+# Once the run writes its reports nothing is asked of a server any more, and the servers stop
+# right after: a SIGTERM then lets the reports be written rather than cut them short.
+_winding_down = threading.Event()
+
+
+def winding_down() -> None:
+    """From now on SIGTERM is ignored: the run is writing its reports, then stops."""
+    _winding_down.set()
+
 
 def stop_on_sigterm(config: pytest.Config) -> None:
     """From now until ``config``'s cleanup, SIGTERM raises :class:`Terminated` in the main
-    thread (once: one that follows is ignored while the run winds down). A handler someone
-    else installed is left in place."""
+    thread (once: one that follows is ignored while the run winds down; none once the reports
+    are being written, :func:`winding_down`). A handler someone else installed is left in
+    place."""
     if threading.current_thread() is not threading.main_thread():
         return
     previous = signal.getsignal(signal.SIGTERM)
     if previous not in (signal.SIG_DFL, None):
         return
 
+    _winding_down.clear()
+
     def terminated(signum: int, frame: Any) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        raise Terminated(MESSAGE)
+        if not _winding_down.is_set():
+            raise Terminated(MESSAGE)
 
     def restore() -> None:
         signal.signal(signal.SIGTERM, previous)
