@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import time
@@ -117,8 +118,7 @@ def stop_left_behind(folder: Path) -> list[str]:
                 f"pytest-bfcl: stopped {record.name} (pid {record.pid}) that an earlier run "
                 f"left running; its log: {record.log}"
             )
-        if record.temp_dir:
-            _remove_tree(Path(record.temp_dir))
+        _remove_temp_dir(record, folder)
         path.unlink(missing_ok=True)
     return notes
 
@@ -146,10 +146,14 @@ def _stop_group(record: PidFile) -> bool:
     return True
 
 
-def _remove_tree(path: Path) -> None:
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)
+def _remove_temp_dir(record: PidFile, folder: Path) -> None:
+    """The left-over server's temporary folder, only where the plugin makes one: a folder of
+    its own beside the log (a pid file naming any other place removes nothing)."""
+    if not record.temp_dir:
+        return
+    temp = Path(record.temp_dir)
+    if temp.parent.resolve() == folder.resolve() and temp.is_dir() and not temp.is_symlink():
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 # -- ports -----------------------------------------------------------------------------------

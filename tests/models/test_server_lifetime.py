@@ -211,6 +211,16 @@ def test_a_pid_reused_by_another_program_is_never_stopped(tmp_path, other_proces
     assert not path.exists() and not (tmp_path / "vllm-tmp-1").exists()  # the stale record goes
 
 
+def test_a_pid_file_naming_a_folder_elsewhere_removes_nothing_there(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "keep").mkdir(parents=True)
+    path = record(tmp_path / "logs", dead_pid(), "1", dead_pid(), "1")
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "temp_dir": str(elsewhere)}))
+    assert stop_left_behind(tmp_path / "logs") == []
+    assert (elsewhere / "keep").is_dir() and not path.exists()
+
+
 def test_a_server_whose_session_still_runs_is_left_alone(tmp_path, other_process):
     start = process_start(other_process.pid) or ""
     owner_start = process_start(os.getpid()) or ""
