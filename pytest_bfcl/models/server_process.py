@@ -109,10 +109,10 @@ class ServerProcess:
 
     def launch(self) -> None:
         """Start the process (without waiting for it to be healthy)."""
+        refuse_taken_port(self.port, self.port_option)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         if self.temp_dir is not None:
             self.temp_dir.mkdir(parents=True, exist_ok=True)
-        refuse_taken_port(self.port, self.port_option)
         death_file(self.log_path).unlink(missing_ok=True)  # an earlier run's
         log = self.log_path.open("ab")
         prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in (self.env or {}).items())
