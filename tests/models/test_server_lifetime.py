@@ -78,8 +78,15 @@ def start_session(args: list[str], tmp_path: Path, data_source) -> subprocess.Po
         "--bfcl-concurrency=2", str(tmp_path),
     ]  # fmt: skip
     return subprocess.Popen(
-        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=answer_sigint,
+    )  # fmt: skip
+
+
+def answer_sigint() -> None:
+    """A session started from a shell's background job inherits SIGINT ignored, and Python
+    then never turns it into KeyboardInterrupt: give it the default back."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for(check, timeout: float = 60.0) -> None:
