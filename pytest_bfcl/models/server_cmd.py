@@ -18,7 +18,11 @@ from typing import Any
 
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.endpoint_request import EndpointSettings
-from pytest_bfcl.models.server_process import ServerProcess, free_port
+from pytest_bfcl.models.server_process import (
+    ServerProcess,
+    free_port,
+    stop_servers_left_behind,
+)
 from pytest_bfcl.models.started_servers import StartedServersModel
 from pytest_bfcl.option_rules import SERVER_PORT_FIELD, server_command_words
 from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args
@@ -56,6 +60,7 @@ def make_served_model(
     else:
         port = free_port()
         log = Path(settings.server_log or LOG_DIR / f"server-{port}.log").resolve()
+        stop_servers_left_behind(log.parent)
         server = ServerProcess(
             server_command(settings.server_cmd, port),
             port,

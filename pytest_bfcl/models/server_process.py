@@ -13,24 +13,34 @@ from __future__ import annotations
 import atexit
 import os
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 from pytest_bfcl.models.base import ModelSpecError
+from pytest_bfcl.models.server_output import copy_redacted, log_tail
+from pytest_bfcl.models.server_pids import (
+    port_held_by_group,
+    port_in_use,
+    remove_pid_file,
+    stop_left_behind,
+    write_pid_file,
+)
 from pytest_bfcl.redact import redact_args, redact_text
 
-MAX_LOG_LINE = 1 << 20  # bytes; a longer line (a progress bar without newlines) is split
+__all__ = ["ServerProcess", "ServerStartError", "free_port", "log_tail", "start_all"]
+
 WATCH_INTERVAL = 0.5  # seconds between looks at whether a started server is still alive
 GROUP_GRACE = 15.0  # seconds the server's other processes get to exit after it
+START_FAILURE_GRACE = 5.0  # seconds a server that failed to start gets to exit: nothing to save
 
 
 class ServerStartError(ModelSpecError):
@@ -41,14 +51,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def log_tail(path: Path, lines: int = 25) -> str:
-    try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            return "".join(deque(fh, maxlen=lines)).rstrip()
-    except OSError:
-        return "(no log)"
 
 
 def death_file(log_path: Path) -> Path:
@@ -65,17 +67,22 @@ def published_death(log_path: Path) -> str | None:
         return None
 
 
-def copy_redacted(stream: IO[bytes], log: IO[bytes]) -> None:
-    """Copy the server's output into its log line by line, secrets masked, until the server
-    and every process it started have closed their output; then close both."""
-    with stream, log:
-        for line in iter(lambda: stream.readline(MAX_LOG_LINE), b""):
-            try:
-                text = redact_text(line.decode("utf-8", errors="replace"))
-            except Exception:  # never stop draining: a full pipe would hang the server
-                text = "(a line that could not be checked for secrets was left out)\n"
-            log.write(text.encode("utf-8"))
-            log.flush()
+def refuse_taken_port(port: int, option: str) -> None:
+    """A port another process already listens on is refused before the server starts: the
+    server could not bind it, and whatever holds it would answer in its place."""
+    if port_in_use(port):
+        raise ServerStartError(
+            f"port {port} is already in use by another process on this machine; "
+            f"stop it, or choose another {option} (leave it out for a free one)"
+        )
+
+
+def stop_servers_left_behind(folder: Path) -> None:
+    """Before starting servers whose logs go to ``folder``: stop those an earlier session
+    started there and could not stop (it was killed), and say so, a line each."""
+    for note in stop_left_behind(folder):
+        sys.stderr.write(note + "\n")
+        sys.stderr.flush()
 
 
 @dataclass
@@ -89,6 +96,9 @@ class ServerProcess:
     name: str = "the server"  # in messages: "vLLM", "the server"
     health_path: str = "/health"
     env: dict[str, str] | None = None  # added to this process's environment
+    temp_dir: Path | None = None  # its temporary folder: made at launch, removed at stop
+    own_port: bool = False  # the listening socket must be this process group's own
+    port_option: str = "port"  # the option that sets the port, for the message
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     copier: threading.Thread | None = field(default=None, repr=False)
     stopping: bool = field(default=False, repr=False)  # stopped by us: not a death
@@ -99,7 +109,10 @@ class ServerProcess:
 
     def launch(self) -> None:
         """Start the process (without waiting for it to be healthy)."""
+        refuse_taken_port(self.port, self.port_option)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        if self.temp_dir is not None:
+            self.temp_dir.mkdir(parents=True, exist_ok=True)
         death_file(self.log_path).unlink(missing_ok=True)  # an earlier run's
         log = self.log_path.open("ab")
         prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in (self.env or {}).items())
@@ -118,6 +131,7 @@ class ServerProcess:
             log.close()
             raise ServerStartError(redact_text(f"cannot run {self.command[0]!r}: {exc}")) from None
         assert self.process.stdout is not None
+        write_pid_file(self.log_path, self.name, self.process.pid, self.temp_dir)
         self.copier = threading.Thread(
             target=copy_redacted, args=(self.process.stdout, log), name="server-log", daemon=True
         )
@@ -125,9 +139,14 @@ class ServerProcess:
         atexit.register(self.stop)
 
     def start(self) -> None:
-        """Start the process and wait until it is healthy."""
-        self.launch()
-        self.wait_healthy()
+        """Start the process and wait until it is healthy; stopped again if that fails or
+        is interrupted."""
+        try:
+            self.launch()
+            self.wait_healthy()
+        except BaseException:
+            self.stop(grace=START_FAILURE_GRACE)
+            raise
 
     def publish_death(self) -> None:
         """Watch the process from a thread; if it dies (not stopped by us), write its death
@@ -159,15 +178,28 @@ class ServerProcess:
             url = f"http://127.0.0.1:{self.port}{self.health_path}"
             with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status == 200:
+                    self._refuse_foreign_answer()
                     return True
         except (urllib.error.URLError, OSError, TimeoutError):
             pass
         if time.monotonic() < deadline:
             return False
-        self.stop()
+        self.stop(grace=START_FAILURE_GRACE)
         raise ServerStartError(
             self._explain(f"{self.name} was not healthy after {self.startup_timeout:.0f}s")
         )
+
+    def _refuse_foreign_answer(self) -> None:
+        """With ``own_port``: the server answering must be the one started (another that took
+        the port meanwhile would answer every request in its place)."""
+        if not self.own_port or self.process is None:
+            return
+        if port_held_by_group(self.port, self.process.pid) is False:
+            self.stop(grace=START_FAILURE_GRACE)
+            raise ServerStartError(
+                f"port {self.port} is answered by another process, not by the {self.name} the "
+                f"plugin started; stop it, or choose another {self.port_option}"
+            )
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -196,6 +228,10 @@ class ServerProcess:
         if process.poll() is None:
             self._terminate(process, grace)
         self.finish_log(timeout=5.0)
+        if not self.alive():
+            remove_pid_file(self.log_path)
+            if self.temp_dir is not None:
+                shutil.rmtree(self.temp_dir, ignore_errors=True)
 
     @staticmethod
     def _terminate(process: subprocess.Popen[bytes], grace: float) -> None:

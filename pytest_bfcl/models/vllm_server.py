@@ -17,11 +17,12 @@ import re
 import shlex
 import shutil
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.models.base import ModelSpecError
+from pytest_bfcl.models.checkpoint_identity import checkpoint_identity
 from pytest_bfcl.models.endpoint_errors import ServerDown
 from pytest_bfcl.models.endpoint_request import EndpointSettings
 from pytest_bfcl.models.server_process import (
@@ -29,11 +30,12 @@ from pytest_bfcl.models.server_process import (
     ServerStartError,
     free_port,
     log_tail,
+    refuse_taken_port,
     start_all,
+    stop_servers_left_behind,
 )
 from pytest_bfcl.models.started_servers import StartedServersModel
 from pytest_bfcl.models.vllm_launch import (
-    checkpoint_identity,
     tool_parser_advice,
     vllm_command,
     vllm_environment,
@@ -54,21 +56,12 @@ __all__ = [
 
 @dataclass
 class VllmServer(ServerProcess):
-    """A ``vllm serve`` process (healthy when ``/health`` answers) whose temporary files go to
-    a folder of its own, removed when it stops."""
+    """A ``vllm serve`` process (healthy when ``/health`` answers, from its own port) whose
+    temporary files go to a folder of its own, removed when it stops."""
 
     name: str = "vLLM"
-    temp_dir: Path | None = field(default=None, repr=False)
-
-    def launch(self) -> None:
-        if self.temp_dir is not None:
-            self.temp_dir.mkdir(parents=True, exist_ok=True)
-        super().launch()
-
-    def stop(self, grace: float = 30.0) -> None:
-        super().stop(grace)
-        if self.temp_dir is not None and not self.alive():
-            shutil.rmtree(self.temp_dir, ignore_errors=True)
+    own_port: bool = True
+    port_option: str = "--bfcl-vllm-port"
 
 
 def serve_command(
@@ -181,6 +174,7 @@ def prepare_servers(
     temporary files under the log's folder; none started yet."""
     devices = replica_devices(settings.vllm_replicas, extra, visible)
     servers = []
+    stop_servers_left_behind(_replica_log(settings, 0, 0, len(devices)).parent)
     for index, device_set in enumerate(devices):
         port = settings.vllm_port + index if settings.vllm_port else free_port()
         command = serve_command(settings.vllm_exe, model_path, served, port, extra, mode)
@@ -189,6 +183,8 @@ def prepare_servers(
         env = vllm_environment(log.parent / "vllm-cache", temp)
         if device_set is not None:
             env["CUDA_VISIBLE_DEVICES"] = device_set
+        if settings.vllm_port:
+            refuse_taken_port(port, "--bfcl-vllm-port")  # before the run, not when first needed
         servers.append(
             VllmServer(command, port, log, settings.vllm_startup_timeout, env=env, temp_dir=temp)
         )

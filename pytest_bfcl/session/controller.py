@@ -54,6 +54,7 @@ from pytest_bfcl.session.settle import (
     recorded_report,
     settle_reports,
 )
+from pytest_bfcl.session.signals import winding_down
 from pytest_bfcl.session.stages import StagedLoop, refuse_xdist
 from pytest_bfcl.session.transport import unpack_report
 
@@ -299,6 +300,7 @@ class ControllerPlugin(SessionPlugin):
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Runs after junitxml wrote its file and before the terminal summary."""
+        winding_down()  # a SIGTERM now lets the reports be written
         self.run.finalize_results()
         self.usage = self._usage()
         try:

@@ -33,6 +33,7 @@ from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.session.common import owns_process
 from pytest_bfcl.session.controller import ControllerPlugin
 from pytest_bfcl.session.handoff import WorkerHandoff, is_worker, session_id
+from pytest_bfcl.session.signals import interrupted_at_start, stop_on_sigterm
 from pytest_bfcl.session.worker import WorkerPlugin
 from pytest_bfcl.settings import Settings, build_settings
 
@@ -44,6 +45,8 @@ def start(
     is a usage error, said once. ``names``: the options set in the ini file, by their key."""
     if owns_process(config):
         allow_freezing()
+        if not is_worker(config):  # the controller owns the servers; workers own none
+            stop_on_sigterm(config)
     try:
         for categories in config.hook.pytest_bfcl_add_categories():
             added = add_custom_categories(list(categories or []))
@@ -66,6 +69,8 @@ def start(
         raise pytest.UsageError(redact_text(message)) from None
     except (ValueError, DatasetError, ReplayError, SetupError) as exc:
         raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
+    except KeyboardInterrupt as exc:  # pytest's terminal is not there yet to say it
+        pytest.exit(interrupted_at_start(exc), returncode=pytest.ExitCode.INTERRUPTED)
     plugin = WorkerPlugin if is_worker(config) else ControllerPlugin
     config.pluginmanager.register(plugin(config, run, baseline), PLUGIN_NAME)
     quick_interpreter_exit()

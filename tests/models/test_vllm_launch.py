@@ -1,7 +1,6 @@
 """How vLLM is run: the command for each kind of executable (the CPU build's console script,
 whose own ``vllm`` command cannot start, included), the environment that keeps its caches and
-temporary files under the run's folder, the parser advice by model family, and the cache
-identity of a local checkpoint."""
+temporary files under the run's folder, and the parser advice by model family."""
 
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ import pytest
 
 from pytest_bfcl.models.vllm_launch import (
     ENTRY,
-    checkpoint_identity,
     tool_parser_advice,
     vllm_command,
     vllm_environment,
@@ -138,19 +136,3 @@ def test_the_parser_advised_follows_the_model_family(tmp_path, name, config, par
 def test_an_unknown_family_gets_the_parsers_to_choose_from():
     advice = tool_parser_advice("acme/house-model-7b")
     assert "NAME" in advice and "hermes" in advice and "xlam" in advice
-
-
-def test_two_spellings_of_a_checkpoint_share_an_identity_a_changed_one_does_not(
-    tmp_path, monkeypatch
-):
-    folder = tmp_path / "ckpt"
-    folder.mkdir()
-    (folder / "config.json").write_text("{}")
-    (folder / "model.safetensors").write_bytes(b"\0" * 100)
-    monkeypatch.chdir(tmp_path)
-    first = checkpoint_identity("ckpt")
-    assert first == checkpoint_identity(str(folder)) == checkpoint_identity("./ckpt/")
-    assert first.startswith(str(folder.resolve()))
-    (folder / "model.safetensors").write_bytes(b"\0" * 101)  # retrained: other weights
-    assert checkpoint_identity("ckpt") != first
-    assert checkpoint_identity("Qwen/Qwen2.5-7B-Instruct") == "Qwen/Qwen2.5-7B-Instruct"

@@ -6,6 +6,7 @@ once with its log, and vLLM's temporary files stay in the run's folder and go wi
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -68,6 +69,27 @@ def test_a_rerun_from_the_cache_starts_no_server(pytester, stand_in, tmp_path):
     changed, _ = run(pytester, tmp_path, "./ckpt", "changed")
     changed.assert_outcomes(passed=16)
     assert starts(stand_in) == 2
+
+
+def test_a_checkpoint_written_over_with_the_same_names_and_sizes_is_asked_again(
+    pytester, stand_in, tmp_path
+):
+    """A fine-tune written over the same folder: same file names and sizes, new bytes (its
+    modification time put back too): never answered from the old checkpoint's cache."""
+    folder = checkpoint(pytester.path / "ckpt")
+    first, _ = run(pytester, tmp_path, str(folder), "first")
+    first.assert_outcomes(passed=16)
+    weights = folder / "model.safetensors"
+    stat = weights.stat()
+    weights.write_bytes(b"\1" * 64)
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    again, report = run(pytester, tmp_path, str(folder), "again")
+    again.assert_outcomes(passed=16)
+    assert starts(stand_in) == 2 and report["metadata"]["model_info"]["vllm"]["started"]
+    (folder / "chat_template.jinja").write_text("{{ messages }}")  # a new template
+    templated, _ = run(pytester, tmp_path, str(folder), "templated")
+    templated.assert_outcomes(passed=16)
+    assert starts(stand_in) == 3
 
 
 def test_a_server_that_cannot_start_when_needed_stops_the_run_once(

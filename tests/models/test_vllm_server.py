@@ -142,7 +142,12 @@ def interrupt_while_serving(args: list[str], starts: Path, tmp_path: Path, data_
         sys.executable, "-m", "pytest", *args, f"--bfcl-data={data_source.data_dir}",
         "--bfcl-concurrency=2", str(tmp_path),
     ]  # fmt: skip
-    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command, cwd=tmp_path, stdout=subprocess.PIPE, text=True,
+        # a background job inherits SIGINT ignored, and Python would never raise
+        # KeyboardInterrupt for it: the default back
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
     deadline = time.monotonic() + 60
     while not pids(starts) and time.monotonic() < deadline:
         time.sleep(0.1)
