@@ -29,6 +29,10 @@ from pytest_bfcl.redact import (
 )
 from pytest_bfcl.scoring import REFERENCE_TEMPERATURE, HistoryEcho, Mode, Reasoning, WireFormat
 
+# The header that names a request's conversation by default: the first one vllm-router's
+# consistent_hash policy reads, and the name other LLM gateways read for sticky sessions.
+SESSION_HEADER = "X-Session-ID"
+
 DEFAULT_CATEGORIES = "all_scoring"
 
 
@@ -89,6 +93,8 @@ class Settings(BaseModel):
     chart_path: Path | None = None
     # OpenAI-compatible endpoints
     base_urls: tuple[str, ...] = ()
+    # the header naming a request's conversation (routers keep it on one replica); "": none
+    session_header: str = SESSION_HEADER
     api_key_env: str = "OPENAI_API_KEY"
     baseline_key_env: str | None = None  # names the variable with the baseline signing key
     temperature: float = REFERENCE_TEMPERATURE  # the leaderboard's, unless set

@@ -283,7 +283,7 @@ class VllmChatModel(StartedServersModel):
                 raise
             self._started = True
 
-    def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _complete(self, request: dict[str, Any], session: str | None = None) -> dict[str, Any]:
         """A request the cache could not answer: the servers start first, if they have not;
         when they cannot, the run stops once with why."""
         if not self._started:
@@ -292,7 +292,7 @@ class VllmChatModel(StartedServersModel):
             except ServerStartError as exc:
                 self.down_reason = self.down_reason or str(exc)
                 raise ServerDown(self.down_reason) from None
-        return super()._complete(request)
+        return super()._complete(request, session)
 
     def probe(self) -> None:
         """Servers not started yet need no probe: they are waited on until healthy."""

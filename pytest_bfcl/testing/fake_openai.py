@@ -7,7 +7,9 @@ dripped slowly, huge bodies, 401/404 on everything, odd usage values and shapes.
 models on GET /models. It listens on 127.0.0.1 only.
 
 Like a server with a fixed batch, it can answer ``capacity`` requests at once and queue the
-rest; and it can stop answering after a number of requests (``stall_after``)."""
+rest; it can stop answering after a number of requests (``stall_after``); with a
+``prefix_cache`` (:mod:`.prefix_cache`) each request also pays the prefill of what it has not
+seen. It records each chat request's entry and session header (``sessions``)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from pytest_bfcl.kinds import open_dataset
 from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.oracle import OracleModel
 from pytest_bfcl.testing.gateway_faults import GATEWAY_FAULTS
+from pytest_bfcl.testing.prefix_cache import PrefixCache
 
 _TOOL_RESULTS_PREFIX = "[{'role': 'tool'"  # prompting mode feeds results back as user messages
 
@@ -92,6 +95,8 @@ class FakeOpenAI:
         self.capacity: int | None = None  # requests answered at once; the rest wait their turn
         self._slots: threading.Semaphore | None = None
         self.stall_after: int | None = None  # chat requests answered before it stops answering
+        self.prefix_cache: PrefixCache | None = None  # prefill paid for what it has not seen
+        self.sessions: list[tuple[str, str | None]] = []  # entry id, X-Session-ID per request
         self.first_request: float | None = None  # time.time() of the first chat request
         self.last_answer: float | None = None  # ... and of the last answer sent
         self.lock = threading.Lock()
@@ -168,19 +173,19 @@ class FakeOpenAI:
     def total_requests(self) -> int:
         return sum(self.requests.values())
 
-    def wait_turn(self) -> None:
-        """The request's answer time: ``latency``, after waiting for a free slot when the
-        server answers only ``capacity`` requests at once."""
+    def wait_turn(self, prefill: float = 0.0) -> None:
+        """The request's answer time: ``latency`` (and its ``prefill``), after waiting for a
+        free slot when the server answers only ``capacity`` requests at once."""
         if not self.latency:
             return
         if self.capacity is None:
-            time.sleep(self.latency)
+            time.sleep(self.latency + prefill)
             return
         with self.lock:
             if self._slots is None:
                 self._slots = threading.Semaphore(self.capacity)
         with self._slots:
-            time.sleep(self.latency)
+            time.sleep(self.latency + prefill)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -211,6 +216,9 @@ class FakeOpenAI:
                 }
                 if "spans" in self.path:  # when each request came and was answered
                     stats["spans"] = list(fake.spans)
+                if "sessions" in self.path:  # each request's entry and session header
+                    stats["sessions"] = list(fake.sessions)
+                stats.update(fake.prefix_cache.counts() if fake.prefix_cache else {})
                 return self._send(200, stats)
 
             def _hostile(self, fault: str) -> bool:
@@ -248,6 +256,7 @@ class FakeOpenAI:
                     entry_id, answer = "unknown", {"fc": "", "prompt": ""}
                 with fake.lock:
                     fake.authorizations.append(str(self.headers.get("Authorization")))
+                    fake.sessions.append((entry_id, self.headers.get("X-Session-ID")))
                     fake.paths.append(self.path)
                     if fake.first_request is None:
                         fake.first_request = time.time()
@@ -261,7 +270,7 @@ class FakeOpenAI:
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
                 if stalled:  # it stopped answering: holds the connection, never answers
                     time.sleep(3600)
-                fake.wait_turn()
+                fake.wait_turn(fake.prefix_cache.prefill_seconds(body) if fake.prefix_cache else 0)
                 with fake.lock:
                     fake.in_flight -= 1
                     fake.spans.append((arrived, time.time()))
@@ -403,8 +412,9 @@ class FakeOpenAI:
 
 def main() -> None:
     """Serve in this process until killed: ``python fake_openai.py CATEGORIES LATENCY [MODE]
-    [--capacity N] [--die-after N] [--stall-after N]``; prints the base URL on the first
-    line. ``--die-after``: the process exits after answering that many chat requests."""
+    [--capacity N] [--die-after N] [--stall-after N] [--prefix-cache]``; prints the base URL
+    on the first line. ``--die-after``: the process exits after answering that many chat
+    requests."""
     import argparse
     import os
 
@@ -417,11 +427,13 @@ def main() -> None:
     parser.add_argument("--capacity", type=int)
     parser.add_argument("--die-after", type=int)
     parser.add_argument("--stall-after", type=int)
+    parser.add_argument("--prefix-cache", action="store_true")
     args = parser.parse_args()
     fake = FakeOpenAI(
         open_dataset(ensure_pinned_data()), args.categories.split(","), args.latency, args.mode
     )
     fake.capacity, fake.stall_after = args.capacity, args.stall_after
+    fake.prefix_cache = PrefixCache() if args.prefix_cache else None
     if args.die_after:
 
         def die() -> None:

@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 
 from pytest_bfcl.models import balancer as balancer_module
+from pytest_bfcl.models.affinity import Affinity
 from pytest_bfcl.models.balancer import EJECT_AFTER, STALL_FLOOR, Balancer, Probe, Replica
 
 
@@ -82,6 +83,63 @@ def test_a_replica_without_answers_gets_the_others_average():
     serve(balancer, balancer.acquire(avoid=new), 0.2)
     assert balancer.acquire() is new  # 1 x 0.2 (assumed) ties 1 x 0.2: picked longest ago
     assert balancer.acquire() is known
+
+
+def test_a_conversation_s_steps_stay_on_the_replica_that_served_it():
+    balancer, replicas, _ = make(3)
+    for _ in replicas:
+        serve(balancer, balancer.acquire(), 0.1)  # every replica has answered
+    first = balancer.acquire(conversation="multi_turn_base_0")
+    serve(balancer, first, 0.1)
+    for _ in range(5):
+        balancer.acquire()  # other entries' requests spread over the replicas
+    # each replica now has 1 or 2 in flight; the conversation goes back to its own
+    for _ in range(4):
+        step = balancer.acquire(conversation="multi_turn_base_0")
+        assert step is first
+        serve(balancer, step, 0.1)
+    assert balancer.affinity.counts() == {"kept": 4, "moved": 0}
+    # single-turn entries (no conversation) still go where the wait is least
+    least = min(replicas, key=lambda r: (r.outstanding, r.picked))
+    assert balancer.acquire() is least
+
+
+def test_a_conversation_moves_when_its_replica_is_more_than_a_request_busier():
+    balancer, (a, b), _ = make(2)
+    serve(balancer, balancer.acquire(avoid=b), 0.125)
+    serve(balancer, balancer.acquire(avoid=a), 0.125)
+    assert balancer.acquire(avoid=b, conversation="c") is a
+    serve(balancer, a, 0.125)
+    for _ in range(2):
+        balancer.acquire(avoid=b)  # a: 2 in flight, b: none
+    step = balancer.acquire(conversation="c")
+    assert step is b  # a's wait (0.375 s) is more than one request longer than b's (0.125 s)
+    serve(balancer, step, 0.125)
+    for _ in range(3):
+        balancer.acquire(avoid=a)  # b: 3 in flight, a: 2
+    assert balancer.acquire(conversation="c") is b  # 0.5 s against 0.375 s: one request more
+    assert balancer.affinity.counts() == {"kept": 1, "moved": 1}
+
+
+def test_a_conversation_leaves_a_replica_out_of_rotation_and_stays_where_it_went():
+    balancer, (a, b), _ = make(2)
+    serve(balancer, balancer.acquire(avoid=b, conversation="c"), 0.1)
+    fail(balancer, a)
+    assert a.state == "ejected"
+    moved = balancer.acquire(conversation="c")
+    assert moved is b
+    serve(balancer, moved, 0.1)
+    a.state = "in rotation"  # back (as after a probe)
+    assert balancer.acquire(conversation="c") is b
+    # a step that has just failed on its replica is retried elsewhere
+    assert balancer.acquire(avoid=b, conversation="c") is a
+
+
+def test_the_conversations_remembered_are_bounded():
+    affinity: Affinity[str] = Affinity(remembered=3)
+    for n in range(5):
+        affinity.note(f"c{n}", "r")
+    assert len(affinity._served) == 3 and "c0" not in affinity._served
 
 
 def test_failures_in_a_row_eject_and_a_probe_brings_it_back():
