@@ -134,6 +134,7 @@ class Settings(BaseModel):
     # Set for xdist workers only (from the controller's worker input): the servers it started.
     vllm_shared_urls: tuple[str, ...] = ()
     vllm_shared_logs: tuple[str, ...] = ()
+    vllm_start_request: str | None = None  # the file that asks the controller to start them
     # agentic categories
     web: WebMode = "live"
     web_cassette: Path | None = None
