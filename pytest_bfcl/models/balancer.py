@@ -6,9 +6,8 @@ outstanding + 1) x its typical latency`` (an exponentially weighted average of i
 answers, which grows as its queue does). A replica with a fixed batch that is slower, or more
 loaded, gets fewer requests; equal replicas get equal shares. This is the "peak EWMA" rule of
 service meshes, without their decay timers: the run keeps every replica busy, so the average
-stays fresh. The steps of a conversation stay on the replica that served its previous step,
-where its history is cached, within a bound on how much more loaded it may be
-(:mod:`.affinity`).
+stays fresh. A conversation's steps stay where its history is cached, within a bound on
+the extra load (:mod:`.affinity`).
 
 Failures (a circuit breaker per replica):
 
@@ -148,15 +147,20 @@ class Balancer:
     # -- choosing ---------------------------------------------------------------------------
 
     def acquire(
-        self, avoid: Replica | None = None, handle: Any = None, conversation: str | None = None
+        self,
+        avoid: Replica | None = None,
+        handle: Any = None,
+        conversation: str | None = None,
+        group: str | None = None,
     ) -> Replica:
         """The replica for the next attempt (not ``avoid``, the one that just failed, when
         another is usable); ``handle`` (a cancel handle) lets a stall cancel the attempt;
-        ``conversation``: the step's conversation, kept on one replica (:mod:`.affinity`).
-        Raises :class:`LookupError` when every replica is given up."""
+        ``conversation``: the step's conversation, kept on one replica, ``group``: the prefix
+        its prompt starts with (:mod:`.affinity`). Raises :class:`LookupError` when every
+        replica is given up."""
         with self._lock:
-            replica = self._choose(avoid, conversation)
-            self.affinity.note(conversation, replica)
+            replica = self._choose(avoid, conversation, group)
+            self.affinity.note(conversation, group, replica)
             self._sequence += 1
             replica.picked = self._sequence
             now = self._clock()
@@ -171,7 +175,9 @@ class Balancer:
         self._start_monitor()
         return replica
 
-    def _choose(self, avoid: Replica | None, conversation: str | None) -> Replica:
+    def _choose(
+        self, avoid: Replica | None, conversation: str | None, group: str | None
+    ) -> Replica:
         usable = [r for r in self.replicas if r.usable]
         if avoid is not None and len(usable) > 1:
             usable = [r for r in usable if r is not avoid]
@@ -180,6 +186,7 @@ class Balancer:
             best = min(usable, key=lambda r: (r.expected_wait(typical), r.picked))
             return self.affinity.choose(
                 conversation,
+                group,
                 usable,
                 best,
                 wait=lambda r: r.expected_wait(typical),

@@ -25,6 +25,7 @@ from typing import Any
 from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.decode.reasoning import apply_reasoning_mode
 from pytest_bfcl.errors import SetupError
+from pytest_bfcl.models.affinity import prefix_group
 from pytest_bfcl.models.balancer import PROBE_TIMEOUT as REPLICA_PROBE_TIMEOUT
 from pytest_bfcl.models.balancer import Balancer, Probe, Replica
 from pytest_bfcl.models.base import Generation, StepReply, StepRequest, Task
@@ -228,6 +229,7 @@ class OpenAIChatModel:
         payload = json.dumps(request).encode("ascii")
         name = self.settings.session_header
         extra = {name: session} if session and name else None  # a router keeps it together
+        group = prefix_group(request) if session and len(self.replicas) > 1 else None
         # Each replica gets a try before the retries run out: one that has just died costs
         # its in-flight requests one attempt each, not their whole budget.
         attempts = self.settings.retries + len(self.replicas)
@@ -238,7 +240,7 @@ class OpenAIChatModel:
         spared = False  # one cancelled attempt (a replica taken out under it) is not counted
         while tried < attempts:
             handle = Cancel()
-            replica = self._pick_replica(replica, handle, session)
+            replica = self._pick_replica(replica, handle, session, group)
             started = time.perf_counter()
             try:
                 with cancellable(handle):
@@ -288,13 +290,13 @@ class OpenAIChatModel:
         )
 
     def _pick_replica(
-        self, avoid: Replica | None, handle: Cancel, session: str | None = None
+        self, avoid: Replica | None, handle: Cancel, session: str | None, group: str | None
     ) -> Replica:
         with self._lock:
             if self.down_reason:
                 raise ServerDown(self.down_reason)
         try:
-            return self._balancer.acquire(avoid, handle, session)
+            return self._balancer.acquire(avoid, handle, session, group)
         except LookupError:
             raise ServerDown(self.down_reason or "every replica is given up") from None
 
