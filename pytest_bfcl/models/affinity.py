@@ -69,13 +69,14 @@ class Affinity(Generic[R]):
         self.remembered = remembered
         self._served: OrderedDict[str, R] = OrderedDict()
         self._prefixes: OrderedDict[str, list[R]] = OrderedDict()  # replicas that served each
+        self._group: str | None = None  # the prefix of the first step being placed
         self.kept = 0  # steps sent back to their conversation's replica
         self.moved = 0  # steps sent elsewhere (their replica unusable, failed or too loaded)
 
     def choose(
         self,
         conversation: str | None,
-        group: str | None,
+        group: Callable[[], str] | None,
         usable: Sequence[R],
         best: R,
         wait: Callable[[R], float],
@@ -83,8 +84,9 @@ class Affinity(Generic[R]):
     ) -> R:
         """The replica for a step: the conversation's own when the rule allows, else ``best``
         (the least expected ``wait`` among ``usable``, which excludes a replica just failed
-        on); ``group``: the prefix its prompt starts with (:func:`prefix_group`), for a first
-        step; ``step_time``: a replica's typical answer time."""
+        on); ``group``: gives the prefix its prompt starts with (:func:`prefix_group`; asked
+        for first steps only: it costs a pass over the tools); ``step_time``: a replica's
+        typical answer time."""
 
         def allowed(replica: R) -> bool:
             bound = wait(best) + self.stay_for * step_time(replica)
@@ -94,7 +96,8 @@ class Affinity(Generic[R]):
             return best
         own = self._served.get(conversation)
         if own is None:  # a first step: a replica with its prefix cached, if one is allowed
-            homes = self._prefixes.get(group, []) if group is not None else []
+            self._group = group() if group is not None else None
+            homes = self._prefixes.get(self._group, []) if self._group is not None else []
             return next((r for r in homes if allowed(r)), best)
         if allowed(own):
             self.kept += 1
@@ -102,9 +105,10 @@ class Affinity(Generic[R]):
         self.moved += 1
         return best
 
-    def note(self, conversation: str | None, group: str | None, replica: R) -> None:
+    def note(self, conversation: str | None, replica: R) -> None:
         """``replica`` serves the conversation's step now (its next step goes there); a first
-        step's prefix ``group`` is cached there from now on."""
+        step's prefix is cached there from now on."""
+        group, self._group = self._group, None
         if conversation is None:
             return
         if group is not None and conversation not in self._served:

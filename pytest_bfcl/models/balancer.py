@@ -151,16 +151,16 @@ class Balancer:
         avoid: Replica | None = None,
         handle: Any = None,
         conversation: str | None = None,
-        group: str | None = None,
+        group: Callable[[], str] | None = None,
     ) -> Replica:
         """The replica for the next attempt (not ``avoid``, the one that just failed, when
         another is usable); ``handle`` (a cancel handle) lets a stall cancel the attempt;
-        ``conversation``: the step's conversation, kept on one replica, ``group``: the prefix
-        its prompt starts with (:mod:`.affinity`). Raises :class:`LookupError` when every
+        ``conversation``: the step's conversation, kept on one replica, ``group``: gives the
+        prefix its prompt starts with (:mod:`.affinity`). Raises :class:`LookupError` when every
         replica is given up."""
         with self._lock:
             replica = self._choose(avoid, conversation, group)
-            self.affinity.note(conversation, group, replica)
+            self.affinity.note(conversation, replica)
             self._sequence += 1
             replica.picked = self._sequence
             now = self._clock()
@@ -176,7 +176,7 @@ class Balancer:
         return replica
 
     def _choose(
-        self, avoid: Replica | None, conversation: str | None, group: str | None
+        self, avoid: Replica | None, conversation: str | None, group: Callable[[], str] | None
     ) -> Replica:
         usable = [r for r in self.replicas if r.usable]
         if avoid is not None and len(usable) > 1:

@@ -20,6 +20,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pytest_bfcl.dataset.texts import ProtocolTexts
@@ -229,7 +230,7 @@ class OpenAIChatModel:
         payload = json.dumps(request).encode("ascii")
         name = self.settings.session_header
         extra = {name: session} if session and name else None  # a router keeps it together
-        group = prefix_group(request) if session and len(self.replicas) > 1 else None
+        group = (lambda: prefix_group(request)) if session and len(self.replicas) > 1 else None
         # Each replica gets a try before the retries run out: one that has just died costs
         # its in-flight requests one attempt each, not their whole budget.
         attempts = self.settings.retries + len(self.replicas)
@@ -290,7 +291,11 @@ class OpenAIChatModel:
         )
 
     def _pick_replica(
-        self, avoid: Replica | None, handle: Cancel, session: str | None, group: str | None
+        self,
+        avoid: Replica | None,
+        handle: Cancel,
+        session: str | None,
+        group: Callable[[], str] | None,
     ) -> Replica:
         with self._lock:
             if self.down_reason:

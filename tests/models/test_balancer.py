@@ -128,15 +128,15 @@ def test_a_first_step_goes_where_its_prefix_is_cached_within_the_bound():
     tools = prefix_group({"tools": [{"name": "cd"}], "messages": [{"role": "user"}]})
     other = prefix_group({"tools": [{"name": "ls"}], "messages": [{"role": "user"}]})
     assert tools != other
-    assert balancer.acquire(avoid=a, conversation="c1", group=tools) in (b, c)
+    assert balancer.acquire(avoid=a, conversation="c1", group=lambda: tools) in (b, c)
     home = b if b.outstanding else c
     # a new conversation with the same tools goes where they are cached, though busier
-    assert balancer.acquire(conversation="c2", group=tools) is home
+    assert balancer.acquire(conversation="c2", group=lambda: tools) is home
     # another prefix goes where the wait is least
-    assert balancer.acquire(conversation="c3", group=other) is not home
+    assert balancer.acquire(conversation="c3", group=lambda: other) is not home
     assert balancer.acquire(conversation="c2") is home  # c2's next step: home has 3 in flight
     # a replica with none is more than two requests' time less busy: it takes the next one
-    assert balancer.acquire(conversation="c4", group=tools) is not home
+    assert balancer.acquire(conversation="c4", group=lambda: tools) is not home
 
 
 def test_a_conversation_leaves_a_replica_out_of_rotation_and_stays_where_it_went():
@@ -153,10 +153,19 @@ def test_a_conversation_leaves_a_replica_out_of_rotation_and_stays_where_it_went
     assert balancer.acquire(avoid=b, conversation="c") is a
 
 
+def test_the_prefix_is_worked_out_for_first_steps_only():
+    balancer, _, _ = make(2)
+    asked = []
+    for _ in range(3):  # three steps of one conversation
+        replica = balancer.acquire(conversation="c", group=lambda: asked.append(1) or "p")
+        serve(balancer, replica, 0.125)
+    assert asked == [1]
+
+
 def test_the_conversations_remembered_are_bounded():
     affinity: Affinity[str] = Affinity(remembered=3)
     for n in range(5):
-        affinity.note(f"c{n}", None, "r")
+        affinity.note(f"c{n}", "r")
     assert len(affinity._served) == 3 and "c0" not in affinity._served
 
 
