@@ -213,6 +213,16 @@ def _web_url(value: Any) -> str:
     return value.strip()
 
 
+def _header_name(value: Any) -> str:
+    """An HTTP header name (a token); ``none`` (or "", from Python): no header ("")."""
+    if not isinstance(value, str):
+        raise Unfit
+    text = value.strip()
+    if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]*", text):
+        raise Unfit
+    return "" if text.lower() == "none" else text
+
+
 def _shell_words(value: Any) -> str:
     if not isinstance(value, str):
         raise Unfit
@@ -396,6 +406,7 @@ SAMPLE_SIZE = Rule(
 KNOWN_ERRORS = choice(*get_args(KnownErrors))
 WIRE_FORMAT = choice(*get_args(WireFormat))
 ENV_NAME = Rule("the name of an environment variable (letters, digits, _)", _env_name)
+HEADER_NAME = Rule("an HTTP header name (such as X-Session-ID), or none", _header_name)
 EXTRA_BODY = Rule("a JSON object of request fields", _extra_body)
 VLLM_FLAGS = Rule("flags for 'vllm serve'", _shell_words)
 SERVER_COMMAND = Rule("a command with {port} where the port goes", _server_command)

@@ -29,6 +29,10 @@ from pytest_bfcl.redact import (
 )
 from pytest_bfcl.scoring import REFERENCE_TEMPERATURE, HistoryEcho, Mode, Reasoning, WireFormat
 
+# The header that names a request's conversation by default: the first one vllm-router's
+# consistent_hash policy reads, and the name other LLM gateways read for sticky sessions.
+SESSION_HEADER = "X-Session-ID"
+
 DEFAULT_CATEGORIES = "all_scoring"
 
 
@@ -91,6 +95,8 @@ class Settings(BaseModel):
     chart_path: Path | None = None
     # OpenAI-compatible endpoints
     base_urls: tuple[str, ...] = ()
+    # the header naming a request's conversation (routers keep it on one replica); "": none
+    session_header: str = SESSION_HEADER
     api_key_env: str = "OPENAI_API_KEY"
     baseline_key_env: str | None = None  # names the variable with the baseline signing key
     temperature: float = REFERENCE_TEMPERATURE  # the leaderboard's, unless set
@@ -130,6 +136,7 @@ class Settings(BaseModel):
     # Set for xdist workers only (from the controller's worker input): the servers it started.
     vllm_shared_urls: tuple[str, ...] = ()
     vllm_shared_logs: tuple[str, ...] = ()
+    vllm_start_request: str | None = None  # the file that asks the controller to start them
     # agentic categories
     web: WebMode = "live"
     web_cassette: Path | None = None

@@ -6,7 +6,8 @@ outstanding + 1) x its typical latency`` (an exponentially weighted average of i
 answers, which grows as its queue does). A replica with a fixed batch that is slower, or more
 loaded, gets fewer requests; equal replicas get equal shares. This is the "peak EWMA" rule of
 service meshes, without their decay timers: the run keeps every replica busy, so the average
-stays fresh.
+stays fresh. A conversation's steps stay where its history is cached, within a bound on
+the extra load (:mod:`.affinity`).
 
 Failures (a circuit breaker per replica):
 
@@ -42,6 +43,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
+
+from pytest_bfcl.models.affinity import Affinity
 
 State = Literal["in rotation", "suspected", "ejected", "half-open", "given up"]
 
@@ -139,15 +142,25 @@ class Balancer:
         self._sequence = 0
         self._stop = threading.Event()
         self._monitor: threading.Thread | None = None
+        self.affinity: Affinity[Replica] = Affinity()
 
     # -- choosing ---------------------------------------------------------------------------
 
-    def acquire(self, avoid: Replica | None = None, handle: Any = None) -> Replica:
+    def acquire(
+        self,
+        avoid: Replica | None = None,
+        handle: Any = None,
+        conversation: str | None = None,
+        group: Callable[[], str] | None = None,
+    ) -> Replica:
         """The replica for the next attempt (not ``avoid``, the one that just failed, when
-        another is usable); ``handle`` (a cancel handle) lets a stall cancel the attempt.
-        Raises :class:`LookupError` when every replica is given up."""
+        another is usable); ``handle`` (a cancel handle) lets a stall cancel the attempt;
+        ``conversation``: the step's conversation, kept on one replica, ``group``: gives the
+        prefix its prompt starts with (:mod:`.affinity`). Raises :class:`LookupError` when every
+        replica is given up."""
         with self._lock:
-            replica = self._choose(avoid)
+            replica = self._choose(avoid, conversation, group)
+            self.affinity.note(conversation, replica)
             self._sequence += 1
             replica.picked = self._sequence
             now = self._clock()
@@ -162,13 +175,23 @@ class Balancer:
         self._start_monitor()
         return replica
 
-    def _choose(self, avoid: Replica | None) -> Replica:
+    def _choose(
+        self, avoid: Replica | None, conversation: str | None, group: Callable[[], str] | None
+    ) -> Replica:
         usable = [r for r in self.replicas if r.usable]
         if avoid is not None and len(usable) > 1:
             usable = [r for r in usable if r is not avoid]
         if usable:
             typical = self._typical_latency()
-            return min(usable, key=lambda r: (r.expected_wait(typical), r.picked))
+            best = min(usable, key=lambda r: (r.expected_wait(typical), r.picked))
+            return self.affinity.choose(
+                conversation,
+                group,
+                usable,
+                best,
+                wait=lambda r: r.expected_wait(typical),
+                step_time=lambda r: r.latency if r.latency is not None else typical,
+            )
         waiting = [r for r in self.replicas if r.state != "given up"]
         if not waiting:
             raise LookupError("every replica is given up")

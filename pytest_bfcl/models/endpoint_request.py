@@ -22,6 +22,7 @@ from pytest_bfcl.models.function_docs import (
 )
 from pytest_bfcl.models.leaderboard_wire import REFERENCE_TEMPERATURE, STORE, HistoryEcho
 from pytest_bfcl.scoring import ScoringOptions
+from pytest_bfcl.settings import SESSION_HEADER
 
 # The largest answer read from a server. A chat completion with tool calls is a few kB; even a
 # long reasoning trace stays under a megabyte. 8 MiB leaves ample room while a hostile or broken
@@ -69,6 +70,7 @@ class EndpointSettings(BaseModel):
     max_response_bytes: int = MAX_RESPONSE_BYTES
     extra_body: dict[str, Any] = {}  # fields added to every request
     history_echo: HistoryEcho = "as-returned"  # how an answer joins a conversation's history
+    session_header: str = SESSION_HEADER  # names each conversation in its requests; "": none
 
     @classmethod
     def from_settings(
@@ -88,7 +90,15 @@ class EndpointSettings(BaseModel):
             max_response_bytes=settings.max_response_bytes,
             extra_body=settings.extra_body,
             history_echo=settings.history_echo,
+            session_header=settings.session_header,
         )
+
+
+def conversation_id(task: Task) -> str:
+    """What names a conversation to the balancer and to a router (the session header): its
+    entry, and its sample when the entry is asked several times (each is another
+    conversation)."""
+    return f"{task.entry.id}#{task.sample}" if task.sample else task.entry.id
 
 
 @dataclass(frozen=True)

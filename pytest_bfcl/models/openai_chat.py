@@ -20,11 +20,13 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.decode.reasoning import apply_reasoning_mode
 from pytest_bfcl.errors import SetupError
+from pytest_bfcl.models.affinity import prefix_group
 from pytest_bfcl.models.balancer import PROBE_TIMEOUT as REPLICA_PROBE_TIMEOUT
 from pytest_bfcl.models.balancer import Balancer, Probe, Replica
 from pytest_bfcl.models.base import Generation, StepReply, StepRequest, Task
@@ -46,6 +48,7 @@ from pytest_bfcl.models.endpoint_probe import PROBE_BODY_BYTES, probe_endpoint
 from pytest_bfcl.models.endpoint_request import (
     EndpointSettings,
     RequestBuilder,
+    conversation_id,
     request_headers,
     resolved_base_url,
 )
@@ -167,7 +170,7 @@ class OpenAIChatModel:
         return self.requests.for_task(task)
 
     def step(self, step: StepRequest) -> StepReply:
-        record, cached = self._answer(self.requests.for_step(step), step.task)
+        record, cached = self._answer(self.requests.for_step(step), step.task, conversation=True)
         record = apply_reasoning_mode(record, self.scoring.reasoning)
         echo = echo_of_record(record, self.scoring.mode, self.settings.history_echo)
         return StepReply(cached=cached, echo=echo, **record)
@@ -189,22 +192,26 @@ class OpenAIChatModel:
         record = apply_reasoning_mode(record, self.scoring.reasoning)
         return Generation(id=task.entry.id, cached=cached, **generation_fields(record))
 
-    def _answer(self, request: dict[str, Any], task: Task) -> tuple[dict[str, Any], bool]:
+    def _answer(
+        self, request: dict[str, Any], task: Task, conversation: bool = False
+    ) -> tuple[dict[str, Any], bool]:
         """The response record for a request, from the cache when it has it. A project's
         transforms apply before the cache key is taken and before the record is stored.
         A repeated sample with a sampling seed sends seed + sample: the same seed would make
-        every sample the same answer."""
+        every sample the same answer. A step of a ``conversation`` is named (its replica,
+        the session header), outside the request and its cache key."""
+        session = conversation_id(task) if conversation else None
         if task.sample and isinstance(request.get("seed"), int):
             request = {**request, "seed": request["seed"] + task.sample}
         if self.hook is not None:
             self.hook.pytest_bfcl_transform_request(request=request, model=self.name)
         if self.cache is None:
-            return self._transformed(self._complete(request)), False
+            return self._transformed(self._complete(request, session)), False
         key = cache_key(self.cache_identity(request, task.sample, task.entry.id))
         record = self.cache.get(key)
         if record is not None:
             return record, True
-        record = self._transformed(self._complete(request))
+        record = self._transformed(self._complete(request, session))
         # A context or content-filter refusal is the server's limit, not an answer: a rerun on
         # a server with a longer window or another policy asks again.
         if record.get("finish_reason") not in (CONTEXT_EXCEEDED, PROMPT_FILTERED):
@@ -218,12 +225,15 @@ class OpenAIChatModel:
 
     # -- sending ------------------------------------------------------------------------------
 
-    def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _complete(self, request: dict[str, Any], session: str | None = None) -> dict[str, Any]:
         # The plain JSON goes straight to the endpoint and the answer is read as bytes: the
         # SDK's typed ``create`` re-walks every message and tool and builds models of the
         # response, which costs more CPU than the rest of a conversation step.
         # ASCII JSON: a history holding a model's lone surrogates still goes out as valid JSON.
         payload = json.dumps(request).encode("ascii")
+        name = self.settings.session_header
+        extra = {name: session} if session and name else None  # a router keeps it together
+        group = (lambda: prefix_group(request)) if session and len(self.replicas) > 1 else None
         # Each replica gets a try before the retries run out: one that has just died costs
         # its in-flight requests one attempt each, not their whole budget.
         attempts = self.settings.retries + len(self.replicas)
@@ -234,11 +244,11 @@ class OpenAIChatModel:
         spared = False  # one cancelled attempt (a replica taken out under it) is not counted
         while tried < attempts:
             handle = Cancel()
-            replica = self._pick_replica(replica, handle)
+            replica = self._pick_replica(replica, handle, session, group)
             started = time.perf_counter()
             try:
                 with cancellable(handle):
-                    body, cut, length = self._post(replica, payload)
+                    body, cut, length = self._post(replica, payload, extra)
                 latency = time.perf_counter() - started
                 record = self.read_answer(
                     body, latency, cut, length, self.settings.max_response_bytes
@@ -283,12 +293,18 @@ class OpenAIChatModel:
             replica
         )
 
-    def _pick_replica(self, avoid: Replica | None, handle: Cancel) -> Replica:
+    def _pick_replica(
+        self,
+        avoid: Replica | None,
+        handle: Cancel,
+        session: str | None,
+        group: Callable[[], str] | None,
+    ) -> Replica:
         with self._lock:
             if self.down_reason:
                 raise ServerDown(self.down_reason)
         try:
-            return self._balancer.acquire(avoid, handle)
+            return self._balancer.acquire(avoid, handle, session, group)
         except LookupError:
             raise ServerDown(self.down_reason or "every replica is given up") from None
 
@@ -316,16 +332,17 @@ class OpenAIChatModel:
             failure = transport_failure(exc, replica.chat_url, REPLICA_PROBE_TIMEOUT)
             return Probe(False, str(failure) if failure.kind == "fatal" else None)
 
-    def _post(self, endpoint: Replica, payload: bytes) -> tuple[bytes, bool, int | None]:
+    def _post(
+        self, endpoint: Replica, payload: bytes, extra: dict[str, str] | None = None
+    ) -> tuple[bytes, bool, int | None]:
         """The body of a 2xx answer (cut at the size limit), whether it was cut, and its
         declared length; any other outcome raises a :class:`Failure`."""
         url = endpoint.chat_url
+        headers = {**endpoint.headers, **extra} if extra else endpoint.headers
         try:
             with (
                 deadline(self.settings.timeout),
-                self._http.stream(
-                    "POST", url, content=payload, headers=endpoint.headers
-                ) as response,
+                self._http.stream("POST", url, content=payload, headers=headers) as response,
             ):
                 if not 200 <= response.status_code < 300:
                     text, _ = read_capped(response, ERROR_BODY_BYTES)

@@ -84,7 +84,7 @@ class OpenAIResponsesModel(OpenAIChatModel):
 
     def step(self, step: StepRequest) -> StepReply:
         # The record's ``echo`` is the answer's output items, carried back as returned.
-        record, cached = self._answer(self.requests.for_step(step), step.task)
+        record, cached = self._answer(self.requests.for_step(step), step.task, conversation=True)
         record = apply_reasoning_mode(record, self.scoring.reasoning)
         return StepReply(cached=cached, **record)
 

@@ -3,9 +3,10 @@ replica with ``--bfcl-vllm-replicas``) when the first request the response cache
 needs it, wait for it, and talk to it as an OpenAI-compatible endpoint. How the command and its
 environment are made is :mod:`pytest_bfcl.models.vllm_launch`.
 
-Under pytest-xdist the controller starts the servers before the workers exist and hands them
-their addresses in the worker input, so every worker shares them. Each server runs in its own
-process group with its own port, log and ``CUDA_VISIBLE_DEVICES``
+Under pytest-xdist the controller owns the servers and hands the workers their addresses in the
+worker input, so every worker shares them; with the response cache on, it starts them when the
+first worker asks (:mod:`pytest_bfcl.models.start_request`), so a cached rerun starts none.
+Each server runs in its own process group with its own port, log and ``CUDA_VISIBLE_DEVICES``
 (:mod:`pytest_bfcl.models.server_process`); a replica that dies is taken out of rotation with
 its log's last lines, and the session stops only when every replica is gone.
 """
@@ -34,6 +35,7 @@ from pytest_bfcl.models.server_process import (
     start_all,
     stop_servers_left_behind,
 )
+from pytest_bfcl.models.start_request import StartRequest
 from pytest_bfcl.models.started_servers import StartedServersModel
 from pytest_bfcl.models.vllm_launch import (
     tool_parser_advice,
@@ -218,9 +220,14 @@ def make_vllm_model(
     local = Path(model_path).expanduser()
     served = local.resolve().name if local.is_dir() else model_path
     servers: list[VllmServer] = []
+    on_request = None  # an xdist worker's way to have the controller start them
     if settings.vllm_shared_urls:  # an xdist worker: the controller's servers
         urls = tuple(settings.vllm_shared_urls)
         logs = [Path(p) for p in settings.vllm_shared_logs]
+        if settings.vllm_start_request:
+            on_request = StartRequest(
+                Path(settings.vllm_start_request), settings.vllm_startup_timeout
+            )
     else:
         check_executable(settings.vllm_exe)
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -235,7 +242,7 @@ def make_vllm_model(
     checkpoint = checkpoint_identity(model_path)
     identity = f"vllm:{checkpoint} {flags} {settings.model_identity}".strip()
     endpoint = EndpointSettings.from_settings(settings, served, urls, identity)
-    model = VllmChatModel(endpoint, scoring, texts, cache, hook, servers, extra, logs)
+    model = VllmChatModel(endpoint, scoring, texts, cache, hook, servers, extra, logs, on_request)
     model.checkpoint = checkpoint
     if cache is None or settings.refresh:  # every entry asks the server
         model.start_servers()
@@ -256,11 +263,15 @@ class VllmChatModel(StartedServersModel):
         servers: list[VllmServer],
         serving_args: list[str],
         log_paths: list[Path],
+        start_request: StartRequest | None = None,
     ) -> None:
+        """``start_request``: in an xdist worker, how to have the controller start the servers
+        (none: they run already)."""
         super().__init__(endpoint, scoring, texts, cache, hook, list(servers), log_paths)
         self.serving_args = serving_args
         self.checkpoint = ""  # a local checkpoint's resolved path and files digest
-        self._started = not servers  # an xdist worker's servers run already
+        self.start_request = start_request
+        self._started = not servers and start_request is None
         self._start_failure: str | None = None
         self._start_lock = threading.Lock()
 
@@ -273,13 +284,16 @@ class VllmChatModel(StartedServersModel):
             if self._start_failure is not None:
                 raise ServerStartError(self._start_failure)
             try:
-                start_all(self.servers)
+                if self.servers:
+                    start_all(self.servers)
+                elif self.start_request is not None:  # an xdist worker: the controller starts
+                    self.start_request.ask()
             except ServerStartError as exc:
                 self._start_failure = str(exc)
                 raise
             self._started = True
 
-    def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _complete(self, request: dict[str, Any], session: str | None = None) -> dict[str, Any]:
         """A request the cache could not answer: the servers start first, if they have not;
         when they cannot, the run stops once with why."""
         if not self._started:
@@ -288,7 +302,7 @@ class VllmChatModel(StartedServersModel):
             except ServerStartError as exc:
                 self.down_reason = self.down_reason or str(exc)
                 raise ServerDown(self.down_reason) from None
-        return super()._complete(request)
+        return super()._complete(request, session)
 
     def probe(self) -> None:
         """Servers not started yet need no probe: they are waited on until healthy."""
@@ -318,13 +332,31 @@ class VllmChatModel(StartedServersModel):
             ]
         return redact_data(info)
 
-    def shared_server(self) -> dict[str, list[str]]:
-        """What xdist workers need to use this process's servers instead of starting some
-        (started here first: the workers cannot start them)."""
+    def serve_workers_on_request(self) -> None:
+        """Under xdist, in the controller: start the servers when the first worker asks (at
+        once when every entry asks them: no response cache, or ``--bfcl-refresh``)."""
+        if self._started or not self.servers or self.start_request is not None:
+            return
+        timeout = max(s.startup_timeout for s in self.servers)
+        self.start_request = StartRequest.beside(self.log_paths[0], timeout)
+        self.start_request.serve(self.start_servers)
+
+    def shared_server(self) -> dict[str, Any]:
+        """What xdist workers need to use this process's servers instead of starting some,
+        and to have them started when they first need them."""
         if not self.servers:
             return {}
-        self.start_servers()
-        return {
+        if not self._started and self.start_request is None:
+            self.start_servers()  # no way for the workers to ask: started before them
+        shared: dict[str, Any] = {
             "vllm_shared_urls": [s.base_url for s in self.servers],
             "vllm_shared_logs": [str(s.log_path) for s in self.servers],
         }
+        if self.start_request is not None:
+            shared["vllm_start_request"] = str(self.start_request.request)
+        return shared
+
+    def close(self) -> None:
+        if self.start_request is not None and self.servers:  # the controller's: none asked now
+            self.start_request.close()
+        super().close()

@@ -16,6 +16,14 @@ SERVING_OPTIONS: tuple[Option, ...] = (
         rule=rules.WEB_URL,
     ),
     Option(
+        "--bfcl-session-header",
+        "session_header",
+        "HTTP header naming each conversation in its every request, for a router that keeps "
+        "a conversation on one replica (default X-Session-ID, which vllm-router's "
+        "consistent_hash reads; none: no header)",
+        rule=rules.HEADER_NAME,
+    ),
+    Option(
         "--bfcl-api-key-env",
         "api_key_env",
         "environment variable with the API key",

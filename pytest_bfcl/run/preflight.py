@@ -129,10 +129,14 @@ def check_model(run: BfclRun) -> None:
 
 
 def start_shared_servers(model: object) -> None:
-    """Start the servers a model starts on demand (``vllm:``) now: xdist workers share the
-    controller's servers and cannot start them themselves."""
+    """Under xdist, the servers a model starts on demand (``vllm:``): started when the first
+    worker asks for them (workers share the controller's servers and cannot start them
+    themselves), or now when the model has no way to be asked."""
+    on_request = getattr(model, "serve_workers_on_request", None)
     start = getattr(model, "start_servers", None)
-    if start is not None:
+    if on_request is not None:
+        on_request()
+    elif start is not None:
         start()
 
 

@@ -7,7 +7,9 @@ dripped slowly, huge bodies, 401/404 on everything, odd usage values and shapes.
 models on GET /models. It listens on 127.0.0.1 only.
 
 Like a server with a fixed batch, it can answer ``capacity`` requests at once and queue the
-rest; and it can stop answering after a number of requests (``stall_after``)."""
+rest; it can stop answering after a number of requests (``stall_after``); with a
+``prefix_cache`` (:mod:`.prefix_cache`) each request also pays the prefill of what it has not
+seen. It records each chat request's entry and session header (``sessions``)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.oracle import OracleModel
 from pytest_bfcl.testing.flood_answers import search_flood
 from pytest_bfcl.testing.gateway_faults import GATEWAY_FAULTS
+from pytest_bfcl.testing.prefix_cache import PrefixCache
 from pytest_bfcl.testing.responses_wire import chat_body, response_of
 
 _TOOL_RESULTS_PREFIX = "[{'role': 'tool'"  # prompting mode feeds results back as user messages
@@ -102,6 +105,8 @@ class FakeOpenAI:
         self.capacity: int | None = None  # requests answered at once; the rest wait their turn
         self._slots: threading.Semaphore | None = None
         self.stall_after: int | None = None  # chat requests answered before it stops answering
+        self.prefix_cache: PrefixCache | None = None  # prefill paid for what it has not seen
+        self.sessions: list[tuple[str, str | None]] = []  # entry id, X-Session-ID per request
         self.first_request: float | None = None  # time.time() of the first chat request
         self.last_answer: float | None = None  # ... and of the last answer sent
         self.lock = threading.Lock()
@@ -178,19 +183,19 @@ class FakeOpenAI:
     def total_requests(self) -> int:
         return sum(self.requests.values())
 
-    def wait_turn(self) -> None:
-        """The request's answer time: ``latency``, after waiting for a free slot when the
-        server answers only ``capacity`` requests at once."""
+    def wait_turn(self, prefill: float = 0.0) -> None:
+        """The request's answer time: ``latency`` (and its ``prefill``), after waiting for a
+        free slot when the server answers only ``capacity`` requests at once."""
         if not self.latency:
             return
         if self.capacity is None:
-            time.sleep(self.latency)
+            time.sleep(self.latency + prefill)
             return
         with self.lock:
             if self._slots is None:
                 self._slots = threading.Semaphore(self.capacity)
         with self._slots:
-            time.sleep(self.latency)
+            time.sleep(self.latency + prefill)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -221,6 +226,9 @@ class FakeOpenAI:
                 }
                 if "spans" in self.path:  # when each request came and was answered
                     stats["spans"] = list(fake.spans)
+                if "sessions" in self.path:  # each request's entry and session header
+                    stats["sessions"] = list(fake.sessions)
+                stats.update(fake.prefix_cache.counts() if fake.prefix_cache else {})
                 return self._send(200, stats)
 
             def _hostile(self, fault: str) -> bool:
@@ -261,6 +269,7 @@ class FakeOpenAI:
                     entry_id, answer = "unknown", {"fc": "", "prompt": ""}
                 with fake.lock:
                     fake.authorizations.append(str(self.headers.get("Authorization")))
+                    fake.sessions.append((entry_id, self.headers.get("X-Session-ID")))
                     fake.paths.append(self.path)
                     if fake.first_request is None:
                         fake.first_request = time.time()
@@ -274,7 +283,7 @@ class FakeOpenAI:
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
                 if stalled:  # it stopped answering: holds the connection, never answers
                     time.sleep(3600)
-                fake.wait_turn()
+                fake.wait_turn(fake.prefix_cache.prefill_seconds(body) if fake.prefix_cache else 0)
                 with fake.lock:
                     fake.in_flight -= 1
                     fake.spans.append((arrived, time.time()))

@@ -20,6 +20,7 @@ from pytest_bfcl.dataset.categories import UnknownCategoryError, expand_categori
 from pytest_bfcl.dataset.fetch import DatasetError, resolve_data_source
 from pytest_bfcl.kinds import open_dataset
 from pytest_bfcl.testing.fake_openai import FakeOpenAI
+from pytest_bfcl.testing.prefix_cache import PrefixCache
 
 
 def parser() -> argparse.ArgumentParser:
@@ -54,6 +55,11 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--capacity", type=int, help="requests answered at once; others queue")
     parser.add_argument("--die-after", type=int, help="exit after this many chat requests")
     parser.add_argument("--stall-after", type=int, help="stop answering after this many")
+    parser.add_argument(
+        "--prefix-cache",
+        action="store_true",
+        help="a prefix cache: a request also pays the prefill of what this server has not seen",
+    )
     return parser
 
 
@@ -70,6 +76,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"fake_openai: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}")
     fake.served_models = args.model or fake.served_models
     fake.capacity, fake.stall_after = args.capacity, args.stall_after
+    fake.prefix_cache = PrefixCache() if args.prefix_cache else None
     if args.die_after:
 
         def die() -> None:

@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 
 from pytest_bfcl.models import balancer as balancer_module
+from pytest_bfcl.models.affinity import Affinity, prefix_group
 from pytest_bfcl.models.balancer import EJECT_AFTER, STALL_FLOOR, Balancer, Probe, Replica
 
 
@@ -82,6 +83,90 @@ def test_a_replica_without_answers_gets_the_others_average():
     serve(balancer, balancer.acquire(avoid=new), 0.2)
     assert balancer.acquire() is new  # 1 x 0.2 (assumed) ties 1 x 0.2: picked longest ago
     assert balancer.acquire() is known
+
+
+def test_a_conversation_s_steps_stay_on_the_replica_that_served_it():
+    balancer, replicas, _ = make(3)
+    for _ in replicas:
+        serve(balancer, balancer.acquire(), 0.1)  # every replica has answered
+    first = balancer.acquire(conversation="multi_turn_base_0")
+    serve(balancer, first, 0.1)
+    for _ in range(5):
+        balancer.acquire()  # other entries' requests spread over the replicas
+    # each replica now has 1 or 2 in flight; the conversation goes back to its own
+    for _ in range(4):
+        step = balancer.acquire(conversation="multi_turn_base_0")
+        assert step is first
+        serve(balancer, step, 0.1)
+    assert balancer.affinity.counts() == {"kept": 4, "moved": 0}
+    # single-turn entries (no conversation) still go where the wait is least
+    least = min(replicas, key=lambda r: (r.outstanding, r.picked))
+    assert balancer.acquire() is least
+
+
+def test_a_conversation_moves_when_its_replica_is_more_than_two_requests_busier():
+    balancer, (a, b), _ = make(2)
+    serve(balancer, balancer.acquire(avoid=b), 0.125)
+    serve(balancer, balancer.acquire(avoid=a), 0.125)
+    assert balancer.acquire(avoid=b, conversation="c") is a
+    serve(balancer, a, 0.125)
+    for _ in range(3):
+        balancer.acquire(avoid=b)  # a: 3 in flight, b: none
+    step = balancer.acquire(conversation="c")
+    assert step is b  # a's wait (0.5 s) is more than two requests longer than b's (0.125 s)
+    serve(balancer, step, 0.125)
+    for _ in range(4):
+        balancer.acquire(avoid=a)  # b: 4 in flight, a: 3 -> b's wait is 0.625 s, a's 0.5 s
+    assert balancer.acquire(conversation="c") is b  # within two requests' time: stays
+    assert balancer.affinity.counts() == {"kept": 1, "moved": 1}
+
+
+def test_a_first_step_goes_where_its_prefix_is_cached_within_the_bound():
+    balancer, (a, b, c), _ = make(3)
+    for _ in range(3):
+        serve(balancer, balancer.acquire(), 0.125)
+    tools = prefix_group({"tools": [{"name": "cd"}], "messages": [{"role": "user"}]})
+    other = prefix_group({"tools": [{"name": "ls"}], "messages": [{"role": "user"}]})
+    assert tools != other
+    assert balancer.acquire(avoid=a, conversation="c1", group=lambda: tools) in (b, c)
+    home = b if b.outstanding else c
+    # a new conversation with the same tools goes where they are cached, though busier
+    assert balancer.acquire(conversation="c2", group=lambda: tools) is home
+    # another prefix goes where the wait is least
+    assert balancer.acquire(conversation="c3", group=lambda: other) is not home
+    assert balancer.acquire(conversation="c2") is home  # c2's next step: home has 3 in flight
+    # a replica with none is more than two requests' time less busy: it takes the next one
+    assert balancer.acquire(conversation="c4", group=lambda: tools) is not home
+
+
+def test_a_conversation_leaves_a_replica_out_of_rotation_and_stays_where_it_went():
+    balancer, (a, b), _ = make(2)
+    serve(balancer, balancer.acquire(avoid=b, conversation="c"), 0.1)
+    fail(balancer, a)
+    assert a.state == "ejected"
+    moved = balancer.acquire(conversation="c")
+    assert moved is b
+    serve(balancer, moved, 0.1)
+    a.state = "in rotation"  # back (as after a probe)
+    assert balancer.acquire(conversation="c") is b
+    # a step that has just failed on its replica is retried elsewhere
+    assert balancer.acquire(avoid=b, conversation="c") is a
+
+
+def test_the_prefix_is_worked_out_for_first_steps_only():
+    balancer, _, _ = make(2)
+    asked = []
+    for _ in range(3):  # three steps of one conversation
+        replica = balancer.acquire(conversation="c", group=lambda: asked.append(1) or "p")
+        serve(balancer, replica, 0.125)
+    assert asked == [1]
+
+
+def test_the_conversations_remembered_are_bounded():
+    affinity: Affinity[str] = Affinity(remembered=3)
+    for n in range(5):
+        affinity.note(f"c{n}", "r")
+    assert len(affinity._served) == 3 and "c0" not in affinity._served
 
 
 def test_failures_in_a_row_eject_and_a_probe_brings_it_back():

@@ -213,3 +213,35 @@ def test_xdist_popen_gateways_share_the_replicas(pytester, dataset, tmp_path):
         assert report[a.base_url]["requests"] == a.total_requests() > 0
         assert report[b.base_url]["requests"] == b.total_requests() > 0
         assert a.max_in_flight + b.max_in_flight > 2  # the workers keep requests in flight
+
+
+def test_a_conversation_s_steps_reach_one_replica_named_by_its_session_header(
+    pytester, dataset, tmp_path
+):
+    """Every step of a multi-turn conversation carries X-Session-ID (its entry), goes to the
+    replica that served its previous step (two conversations at a time: no replica is ever a
+    request busier than the other), and the header is no part of the cache key: a rerun
+    without it is answered from the cache."""
+    with ExitStack() as stack:
+        servers = [
+            stack.enter_context(FakeOpenAI(dataset, ["multi_turn_base"], latency=0.01))
+            for _ in range(2)
+        ]
+        urls = [s.base_url for s in servers]
+        sample = ("--bfcl-sample=12", "--bfcl-seed=3", "--bfcl-concurrency=2")
+        run = args(urls, tmp_path, *sample, category="multi_turn_base")
+        result = pytester.runpytest(*run)
+        result.assert_outcomes(passed=12)
+        headers = [h for s in servers for _, h in s.sessions]
+        sent = sum(s.total_requests() for s in servers)
+        assert len(headers) == sent > 12
+        assert all(h and h.startswith("multi_turn_base_") for h in headers)
+        assert len(set(headers)) == 12  # one value per conversation
+        by_replica = [{h for _, h in s.sessions} for s in servers]
+        assert not by_replica[0] & by_replica[1]  # no conversation went to both
+        rerun = pytester.runpytest(*run, "--bfcl-session-header=none")
+        rerun.assert_outcomes(passed=12)
+        assert sum(s.total_requests() for s in servers) == sent  # all from the cache
+    assert "X-Session-ID" not in json.dumps(
+        [json.loads(p.read_text()) for p in (tmp_path / "cache").rglob("*.json")]
+    )

@@ -220,7 +220,7 @@ def test_a_conversation_sends_back_the_echo_of_the_model_client(texts, monkeypat
     answers = [first, _message(content="done", tool_calls=[], **VLLM_FIELDS)]
     sent: list[dict[str, Any]] = []
 
-    def complete(self, request):
+    def complete(self, request, session=None):
         sent.append(request)
         return completion_record(_completion(answers[len(sent) - 1]), 0.1)
 

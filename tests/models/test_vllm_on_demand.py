@@ -120,20 +120,51 @@ def test_temporary_files_stay_in_the_run_s_folder_and_go_with_the_server(
     assert not list(logs.glob("vllm-tmp-*"))  # and removed with it at stop
 
 
-def test_under_xdist_the_controller_starts_the_server_for_its_workers(pytester, stand_in, tmp_path):
+def run_xdist(pytester, tmp_path: Path, name: str):
+    report = tmp_path / f"{name}.json"
     result = pytester.runpytest_subprocess(
         "--bfcl-model=vllm:acme/tool-model-7b",
         f"--bfcl-vllm-exe={STAND_IN}",
         "--bfcl-vllm-args=--tool-call-parser hermes",
+        f"--bfcl-vllm-log={tmp_path / 'logs' / (name + '.log')}",
         "--bfcl-category=live_parallel",
         f"--bfcl-cache-dir={tmp_path / 'cache'}",
+        f"--bfcl-report={report}",
+        "--bfcl-retries=1",
         "-n",
         "2",
         "-p",
         "no:cacheprovider",
     )
+    return result, (json.loads(report.read_text()) if report.exists() else None)
+
+
+def test_under_xdist_the_controller_starts_the_server_when_a_worker_first_needs_it(
+    pytester, stand_in, tmp_path
+):
+    result, report = run_xdist(pytester, tmp_path, "first")
     result.assert_outcomes(passed=16)
     assert starts(stand_in) == 1  # one server, shared: no worker started its own
+    assert report["metadata"]["model_info"]["vllm"]["started"]
+    # a rerun answered from the cache: no worker asks, so no server starts
+    again, report = run_xdist(pytester, tmp_path, "again")
+    again.assert_outcomes(passed=16)
+    assert starts(stand_in) == 1
+    assert report["metadata"]["model_info"]["vllm"]["started"] is False
+    assert not (tmp_path / "logs" / "again.log").exists()
+    assert not list((tmp_path / "logs").glob("start-*"))  # the request's files are gone
+
+
+def test_under_xdist_a_server_that_cannot_start_stops_every_worker_once(
+    pytester, stand_in, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("STANDIN_FAIL", "1")
+    result, _ = run_xdist(pytester, tmp_path, "failing")
+    assert result.ret != 0
+    out = result.stdout.str()
+    assert "vLLM exited with status 1" in out and "CUDA out of memory" in out
+    assert result.parseoutcomes().get("passed", 0) == 0
+    assert starts(stand_in) == 1  # tried once for both workers
 
 
 def test_an_executable_that_is_not_there_is_said_at_start(pytester, stand_in, tmp_path):

@@ -3,7 +3,7 @@ own ``vllm`` command, waits for it, scores entries in function-calling mode on t
 ``xlam`` parser and a tools chat template; tool calls asked for with ``--bfcl-extra-body``) and
 in prompting mode (the model's own chat template, a multi-turn conversation included), and
 stops it leaving no process or temporary file behind; a rerun answered from the response cache
-starts no server, and replaying the written results gives the same verdicts.
+starts no server (under xdist too), and replaying the written results gives the same verdicts.
 
 Needs a vLLM environment, given by two environment variables (``.ci/vllm/prepare.sh`` makes
 one and prints them):
@@ -128,11 +128,11 @@ def _run(workdir: Path, name: str, model: str, *args: str) -> Run:
     )
 
 
-def _generate(workdir: Path, mode: str, name: str) -> Run:
+def _generate(workdir: Path, mode: str, name: str, *extra: str) -> Run:
     return _run(
         workdir, name, f"vllm:{MODEL}", f"--bfcl-vllm-exe={EXE}", f"--bfcl-mode={mode}",
         f"--bfcl-results-dir={workdir / ('results-' + mode)}", "--bfcl-max-tokens=128",
-        "--bfcl-timeout=600", *MODES[mode],
+        "--bfcl-timeout=600", *MODES[mode], *extra,
     )  # fmt: skip
 
 
@@ -216,6 +216,17 @@ def test_a_rerun_from_the_cache_starts_no_vllm(first, workdir):
         assert again.report["metadata"]["model_info"]["vllm"]["started"] is False
         assert again.logs == []  # no server was started, so none wrote a log
         print(f"{mode} rerun from the cache: {again.wall_s:.1f} s")
+
+
+def test_a_rerun_from_the_cache_under_xdist_starts_no_vllm(first, workdir):
+    # The workers would ask the controller for the servers at their first cache miss; with
+    # none, the controller starts nothing.
+    mode = "prompt"
+    again = _generate(workdir, mode, f"{mode}-xdist-again", "-n", "2")
+    assert again.verdicts == first[mode].verdicts
+    assert again.report["metadata"]["model_info"]["vllm"]["started"] is False
+    assert again.logs == []
+    print(f"{mode} rerun from the cache under -n 2: {again.wall_s:.1f} s")
 
 
 def test_replaying_the_results_gives_the_same_verdicts(first, workdir):

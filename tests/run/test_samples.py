@@ -312,9 +312,9 @@ def test_each_sample_is_its_own_cached_request_with_its_own_seed(dataset, texts,
         seeds = []
         original = model._complete
 
-        def complete(request):
+        def complete(request, session=None):
             seeds.append(request.get("seed"))
-            return original(request)
+            return original(request, session)
 
         model._complete = complete  # type: ignore[method-assign]
         first = [model.generate(Task(entry, None, k)) for k in range(3)]

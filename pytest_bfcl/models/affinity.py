@@ -1,0 +1,125 @@
+"""Conversation affinity: the steps of one conversation go to one replica, where the server's
+prefix cache still holds its history.
+
+Every step of a multi-turn, memory or web-search conversation resends the whole history. A
+server with a prefix cache (vLLM's automatic prefix caching, SGLang's radix cache) answers the
+next step of a conversation it served with the history's prefill already done; any other
+replica computes it again, which on a long history costs more than the step's own generation.
+
+The rule: a step goes to the replica that served the conversation's previous step while that
+replica
+
+- is usable (in rotation, or half-open and free: a replica out of rotation loses its
+  conversations, which move to the least loaded one and stay there),
+- is not the replica the step has just failed on, and
+- is not far more loaded than the others: its expected wait is at most ``STAY_FOR`` (two)
+  requests' time (its own typical answer time) longer than the least expected wait of a usable
+  replica.
+
+The bound keeps the balancer's load-aware choice in charge: a step never waits more than two
+requests' time longer than it would on the least loaded replica, so a replica that slows down
+(a long queue, a stall under way, a slower GPU) sheds conversations as its expected wait grows,
+and a replica that left rotation sheds them at once. Why two: a step sent elsewhere computes
+its whole history again (tools, system prompt, every message so far), which on a long
+conversation costs one or two requests' time; waiting up to that long where it is cached is
+no loss, waiting longer is. Measured on a simulated server with a prefix cache
+(``benchmarks/test_prefix_affinity.py``), one request's bound moved one step in eleven and
+paid more prefill than it saved in queueing. (A bound relative to the load, such as twice the
+least wait, would let a replica with eight requests queued keep eight more.)
+
+The first step of a conversation has no replica yet. Under the same bound it goes to a
+replica that has served a conversation starting with the same prefix (the same tools, or the
+same system prompt: what a chat template lays out first), which has that prefix cached;
+otherwise where the wait is least. Single-turn entries go where the wait is least. As
+conversations end and new ones start on the least loaded replicas, the load evens out by
+itself.
+
+The maps from conversations and prefixes to replicas are bounded (the least recently used
+forgotten first; a run has at most its concurrency in flight).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
+
+STAY_FOR = 2.0  # requests' time a step may wait longer to stay where its prompt is cached
+REMEMBERED = 16_384  # conversations remembered (least recently used forgotten first)
+
+R = TypeVar("R")
+
+
+def prefix_group(request: dict[str, Any]) -> str:
+    """What a request's prompt starts with, as a key: its tools and its system message (a chat
+    template renders them first), hashed."""
+    messages = request.get("messages") or [{}]
+    system = messages[0] if messages[0].get("role") in ("system", "developer") else None
+    text = json.dumps([request.get("tools"), system], sort_keys=True)
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+class Affinity(Generic[R]):
+    """Which replica served each conversation last, and whether its next step goes there."""
+
+    def __init__(self, stay_for: float = STAY_FOR, remembered: int = REMEMBERED) -> None:
+        self.stay_for = stay_for
+        self.remembered = remembered
+        self._served: OrderedDict[str, R] = OrderedDict()
+        self._prefixes: OrderedDict[str, list[R]] = OrderedDict()  # replicas that served each
+        self._group: str | None = None  # the prefix of the first step being placed
+        self.kept = 0  # steps sent back to their conversation's replica
+        self.moved = 0  # steps sent elsewhere (their replica unusable, failed or too loaded)
+
+    def choose(
+        self,
+        conversation: str | None,
+        group: Callable[[], str] | None,
+        usable: Sequence[R],
+        best: R,
+        wait: Callable[[R], float],
+        step_time: Callable[[R], float],
+    ) -> R:
+        """The replica for a step: the conversation's own when the rule allows, else ``best``
+        (the least expected ``wait`` among ``usable``, which excludes a replica just failed
+        on); ``group``: gives the prefix its prompt starts with (:func:`prefix_group`; asked
+        for first steps only: it costs a pass over the tools); ``step_time``: a replica's
+        typical answer time."""
+
+        def allowed(replica: R) -> bool:
+            bound = wait(best) + self.stay_for * step_time(replica)
+            return replica is best or (replica in usable and wait(replica) <= bound)
+
+        if conversation is None:
+            return best
+        own = self._served.get(conversation)
+        if own is None:  # a first step: a replica with its prefix cached, if one is allowed
+            self._group = group() if group is not None else None
+            homes = self._prefixes.get(self._group, []) if self._group is not None else []
+            return next((r for r in homes if allowed(r)), best)
+        if allowed(own):
+            self.kept += 1
+            return own
+        self.moved += 1
+        return best
+
+    def note(self, conversation: str | None, replica: R) -> None:
+        """``replica`` serves the conversation's step now (its next step goes there); a first
+        step's prefix is cached there from now on."""
+        group, self._group = self._group, None
+        if conversation is None:
+            return
+        if group is not None and conversation not in self._served:
+            homes = [replica, *(r for r in self._prefixes.pop(group, []) if r is not replica)]
+            self._prefixes[group] = homes  # the latest first
+            while len(self._prefixes) > self.remembered:
+                self._prefixes.popitem(last=False)
+        self._served[conversation] = replica
+        self._served.move_to_end(conversation)
+        while len(self._served) > self.remembered:
+            self._served.popitem(last=False)
+
+    def counts(self) -> dict[str, int]:
+        return {"kept": self.kept, "moved": self.moved}
