@@ -93,7 +93,10 @@ def test_a_plugin_run_over_the_responses_api_sends_the_fields_and_stamps_them(py
         )
         recorded = server.take()
     outcomes = result.parseoutcomes()
-    assert outcomes.get("errors", 0) == 0 and outcomes.get("passed", 0) + outcomes["failed"] == 3
+    assert (
+        outcomes.get("errors", 0) == 0
+        and outcomes.get("passed", 0) + outcomes.get("xfailed", 0) == 3
+    )
     assert len(recorded) == 3 and all(r.body["tool_choice"] == "required" for r in recorded)
     stamp = json.loads(baseline.read_text())["metadata"]
     assert stamp["wire_format"] == "responses" and stamp["extra_body"] == json.loads(FIELDS)
