@@ -65,6 +65,9 @@ class Ambiguous(BaseModel):
     def phrase(self) -> str:
         if self.failing:
             return f"{self.name} p={self.p_value:.2g} failing so far"
+        # the pooled signal is no comparison of the gate: worse, but it can fail nothing
+        if self.kind == "entries" and self.p_value < 0.05:
+            return f"{self.name} p={self.p_value:.2g} worse so far"
         return f"{self.name} p={self.p_value:.2g} ambiguous"
 
 

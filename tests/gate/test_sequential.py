@@ -11,6 +11,7 @@ from pytest_bfcl.gate.decision import Comparison, GateResult, compare
 from pytest_bfcl.gate.sequential import (
     FUTILITY,
     STAGES,
+    Ambiguous,
     SequentialRecord,
     StageCost,
     decide_interim,
@@ -102,6 +103,9 @@ def test_the_interim_decision_is_the_gate_on_the_entries_scored_so_far():
     assert not decision.stop
     assert compare(worse, baseline, GateSettings()).comparisons[0].failed
     assert decision.ambiguous[0].failing and "failing so far" in decision.ambiguous[0].phrase()
+    pooled = Ambiguous(name="all entries", kind="entries", p_value=1e-6, z=4.8, bound=0.5)
+    assert pooled.phrase() == "all entries p=1e-06 worse so far"  # not "ambiguous"
+    assert "ambiguous" in pooled.model_copy(update={"p_value": 0.2}).phrase()
 
 
 def test_the_lines_say_why_the_run_extends_and_how_much_it_asked():
