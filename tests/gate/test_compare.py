@@ -167,3 +167,26 @@ def test_many_categories_that_dropped_still_fit_in_150_lines(tmp_path, capsys):
     worse = next(line for line in lines if line.startswith("worse now: "))
     assert int(worse.split(": ")[1]) > 100  # all but a few known ground-truth errors
     assert any(line.startswith("... and ") for line in lines)
+
+
+@pytest.mark.parametrize(
+    "option, value", [("--min-drop", "nan"), ("--min-drop", "-1"), ("--show", "-1")]
+)
+def test_gate_options_out_of_range_are_refused(runs, capsys, option, value):
+    before, after = runs
+    with pytest.raises(SystemExit) as exit_:
+        main([str(before), str(after), option, value])
+    assert exit_.value.code == 2 and f"argument {option}: {value} is not" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["a_directory", "a_file/below"])
+def test_an_unwritable_html_path_is_one_line_after_the_comparison(runs, tmp_path, capsys, where):
+    before, after = runs
+    (tmp_path / "a_directory").mkdir()
+    (tmp_path / "a_file").write_text("")
+    assert main([str(before), str(after), "--html", str(tmp_path / where)]) == 2
+    out, err = capsys.readouterr()
+    assert out.splitlines()[-1] == "compare: FAILED"  # the comparison is not lost
+    err = err.strip()
+    assert "\n" not in err and err.startswith(f"compare: cannot write the HTML report {tmp_path}")
+    assert ("it is a directory" in err) == (where == "a_directory") and "Errno" not in err
