@@ -22,8 +22,10 @@ from typing import Any
 from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.load import Dataset
+from pytest_bfcl.dataset.models import Entry
 from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.oracle import OracleModel
+from pytest_bfcl.testing.entry_match import asked_entry
 from pytest_bfcl.testing.flood_answers import search_flood
 from pytest_bfcl.testing.gateway_faults import GATEWAY_FAULTS
 from pytest_bfcl.testing.responses_wire import chat_body, response_of
@@ -105,7 +107,9 @@ class FakeOpenAI:
         self.first_request: float | None = None  # time.time() of the first chat request
         self.last_answer: float | None = None  # ... and of the last answer sent
         self.lock = threading.Lock()
-        self.answers: dict[str, tuple[str, dict[str, Any]]] = {}
+        # single-turn: by question; entries of several categories may share one, their
+        # function sets tell them apart (:func:`.entry_match.asked_entry`)
+        self.answers: dict[str, list[tuple[Entry, dict[str, Any]]]] = {}
         fc, prompt = (
             OracleModel(ScoringOptions("fc", True)),
             OracleModel(ScoringOptions("prompt", False)),
@@ -127,10 +131,8 @@ class FakeOpenAI:
                     signatures.setdefault((key, names), []).append(entry.id)
                     continue
                 key = question_key([m.model_dump() for m in entry.question[0]])
-                self.answers[key] = (
-                    entry.id,
-                    {"fc": fc.generate(task).result, "prompt": prompt.generate(task).result},
-                )
+                replies = {"fc": fc.generate(task).result, "prompt": prompt.generate(task).result}
+                self.answers.setdefault(key, []).append((entry, replies))
         # Conversations whose first request is identical (same question, same functions): the
         # server cannot tell them apart, so it answers them with the first one's ground truth.
         self.ambiguous = {i for ids in signatures.values() if len(ids) > 1 for i in ids[1:]}
@@ -154,7 +156,8 @@ class FakeOpenAI:
         messages = body["messages"]
         key = question_key(messages)
         if key in self.answers:
-            return self.answers[key]
+            entry, replies = asked_entry(self.answers[key], body)
+            return entry.id, replies
         first = next(m for m in messages if m.get("role") == "user")
         task = self._conversation(first["content"], body)
         turn, step = conversation_position(messages)

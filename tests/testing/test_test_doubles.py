@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import requests
 
 from pytest_bfcl.testing.fake_openai import FakeOpenAI, conversation_position, question_key
@@ -61,3 +62,29 @@ def test_oracle_result_files_spoil_and_drop_what_they_are_told(dataset, tmp_path
     assert len(records) == len(entries) - 1 and dropped not in records
     assert records[spoiled]["result"] == "no call"
     assert isinstance(records[entries[2].id]["result"], list)
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        ("simple_python_4", "multiple_96"),  # one function, or the same among several
+        ("simple_python_14", "live_irrelevance_793-302-0"),  # or with none that fits
+    ],
+)
+def test_entries_sharing_a_question_are_told_apart_by_their_functions(dataset, ids):
+    entries = {e.id: e for c in ("simple_python", "multiple", "live_irrelevance")
+               for e in dataset.entries(c) if e.id in ids}  # fmt: skip
+    questions = {json.dumps([m.model_dump() for m in e.question[0]]) for e in entries.values()}
+    assert len(entries) == 2 and len(questions) == 1  # the same request but for its functions
+    with FakeOpenAI(dataset, ["simple_python", "multiple", "live_irrelevance"]) as fake:
+        for entry_id in reversed(ids):  # not in the order the server read them
+            entry = entries[entry_id]
+            tools = [
+                {"type": "function", "function": {"name": d.name.replace(".", "_"),
+                 "description": d.description, "parameters": d.parameters.model_dump()}}
+                for d in entry.function
+            ]  # fmt: skip
+            body = {"model": "test-model", "tools": tools,
+                    "messages": [m.model_dump() for m in entry.question[0]]}  # fmt: skip
+            requests.post(f"{fake.base_url}/chat/completions", json=body, timeout=30)
+        assert {i: fake.requests[i] for i in ids} == dict.fromkeys(ids, 1)
