@@ -190,3 +190,16 @@ def test_an_unwritable_html_path_is_one_line_after_the_comparison(runs, tmp_path
     err = err.strip()
     assert "\n" not in err and err.startswith(f"compare: cannot write the HTML report {tmp_path}")
     assert ("it is a directory" in err) == (where == "a_directory") and "Errno" not in err
+
+
+def test_a_baseline_of_a_model_that_sends_no_requests_says_so_not_none(runs, tmp_path, capsys):
+    before, after = runs
+    data = json.loads(after.read_text())
+    data["metadata"]["temperature"] = 0.001  # a served model's run against the oracle's
+    served = tmp_path / "served.json"
+    served.write_text(json.dumps(data))
+    assert json.loads(before.read_text())["metadata"]["temperature"] is None
+    assert main([str(before), str(served)]) == 2
+    err = capsys.readouterr().err
+    assert "temperature differs: baseline none (a model that asks no endpoint" in err
+    assert "None" not in err and "this run 0.001" in err
