@@ -50,7 +50,7 @@ class CompareError(ValueError):
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        key = signing_key(args.key_env)
+        key = signing_key(args.key_env, "--key-env")
         before, after = (stored_run(path, key) for path in (args.before, args.after))
         settings = GateSettings(mode=args.gate, alpha=args.alpha, min_drop=args.min_drop)
         gate, scores = compare_runs(before, after, settings)

@@ -135,6 +135,9 @@ def test_signed_runs_are_checked_with_the_key(tmp_path, monkeypatch, capsys):
     assert main([str(signed_path), str(signed_path), "--key-env", "BFCL_KEY"]) == 0
     assert main([str(signed_path), str(unsigned_path), "--key-env", "BFCL_KEY"]) == 2
     assert "it is not signed" in capsys.readouterr().err
+    monkeypatch.delenv("BFCL_KEY")
+    assert main([str(signed_path), str(signed_path), "--key-env", "BFCL_KEY"]) == 2
+    assert "compare: --key-env names $BFCL_KEY, which is not set" in capsys.readouterr().err
 
 
 def test_runs_as_a_module(tmp_path):
