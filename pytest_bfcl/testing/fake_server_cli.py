@@ -25,6 +25,7 @@ from pytest_bfcl.testing.fake_openai import FakeOpenAI
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m pytest_bfcl.testing.fake_openai",
+        allow_abbrev=False,  # "--mode prompt" would be taken as "--model prompt"
         description="An OpenAI-compatible server (POST /v1/chat/completions, POST "
         "/v1/responses, GET /v1/models) on 127.0.0.1 that answers BFCL questions with their "
         "ground truth. Prints its base URL, then serves until stopped.",

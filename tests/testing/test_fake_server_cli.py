@@ -74,6 +74,7 @@ def _refused(*args: str) -> subprocess.CompletedProcess[str]:
         (["simple_python", "nan"], "argument latency: nan is not a number of seconds"),
         (["--port", "99999"], "argument --port: 99999 is not a port"),
         (["--capacity", "0"], "argument --capacity: 0 is not a count"),
+        (["simple_python", "--mode", "prompt"], "unrecognized arguments: --mode prompt"),
     ],
 )
 def test_arguments_it_cannot_serve_with_are_refused_by_name(args, said):
