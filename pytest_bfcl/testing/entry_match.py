@@ -8,8 +8,10 @@ import json
 from typing import Any, TypeVar
 
 from pytest_bfcl.dataset.models import Entry
+from pytest_bfcl.models.base import Task
 
 Reply = TypeVar("Reply")
+TOOL_RESULTS_PREFIX = "[{'role': 'tool'"  # prompting mode feeds results back as user messages
 
 
 def asked_entry(candidates: list[tuple[Entry, Reply]], body: dict[str, Any]) -> tuple[Entry, Reply]:
@@ -38,3 +40,48 @@ def likeness(shown: str, entry: Entry) -> tuple[int, int]:
     for doc in entry.function:
         texts += [str(p.get("description", "")) for p in doc.parameters.properties.values()]
     return len(entry.function), sum(json.dumps(t)[1:-1] in shown for t in texts if t)
+
+
+def asked_conversation(candidates: list[Task], body: dict[str, Any]) -> Task:
+    """The conversation asked, of those sharing its first message (the categories of
+    ``multi_turn`` repeat their conversations with a parameter or a function held back): the
+    one whose turns so far are the request's and whose functions it offers; the first where
+    none is (a long-context copy answered like its original cannot be told apart)."""
+    shown = json.dumps(body.get("tools", [])) + str(body["messages"][0].get("content"))
+    asked = user_turns(body["messages"])
+    best, best_score = candidates[0], (-1, -1)
+    for task in candidates:
+        alike = _turns_alike(task, asked)
+        if alike is None or not all(offers(shown, d.name) for d in task.entry.function):
+            continue
+        score = (alike, len(task.entry.function))  # the most functions: none held back
+        if score > best_score:
+            best, best_score = task, score
+    return best
+
+
+def user_turns(messages: list[dict[str, Any]]) -> list[str]:
+    """The user messages that open a turn (not tool results fed back as text)."""
+    return [
+        str(m.get("content"))
+        for m in messages
+        if m.get("role") == "user" and not str(m.get("content")).startswith(TOOL_RESULTS_PREFIX)
+    ]
+
+
+def _turns_alike(task: Task, asked: list[str]) -> int | None:
+    """How many of the request's turns are the entry's; None where one differs (a turn that
+    adds held-back functions is asked with the harness's text, not the entry's)."""
+    alike = 0
+    for turn, text in enumerate(asked):
+        if turn >= len(task.entry.question):
+            return None
+        questions = [m.content for m in task.entry.question[turn] if m.role == "user"]
+        if not questions:  # a turn that adds held-back functions
+            if str(turn) not in task.entry.held_out_functions:
+                return None
+            continue
+        if questions[-1] != text:
+            return None
+        alike += 1
+    return alike

@@ -25,12 +25,14 @@ from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import Entry
 from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.oracle import OracleModel
-from pytest_bfcl.testing.entry_match import asked_entry
+from pytest_bfcl.testing.entry_match import (
+    TOOL_RESULTS_PREFIX,
+    asked_conversation,
+    asked_entry,
+)
 from pytest_bfcl.testing.flood_answers import search_flood
 from pytest_bfcl.testing.gateway_faults import GATEWAY_FAULTS
 from pytest_bfcl.testing.responses_wire import chat_body, response_of
-
-_TOOL_RESULTS_PREFIX = "[{'role': 'tool'"  # prompting mode feeds results back as user messages
 
 
 def conversation_position(messages: list[dict[str, Any]]) -> tuple[int, int]:
@@ -39,7 +41,7 @@ def conversation_position(messages: list[dict[str, Any]]) -> tuple[int, int]:
     turn, step = -1, 0
     for message in messages:
         role, content = message.get("role"), message.get("content") or ""
-        if role == "user" and not str(content).startswith(_TOOL_RESULTS_PREFIX):
+        if role == "user" and not str(content).startswith(TOOL_RESULTS_PREFIX):
             turn, step = turn + 1, 0
         elif role == "assistant":
             step += 1
@@ -168,15 +170,8 @@ class FakeOpenAI:
         return task.entry.id, replies
 
     def _conversation(self, first_message: str, body: dict[str, Any]) -> Task:
-        """Entries may share a first message; their function sets tell them apart."""
-        candidates = self.conversations[first_message]
-        shown = json.dumps(body.get("tools", [])) + str(body["messages"][0].get("content"))
-        for task in candidates:
-            if all(
-                f'"{doc.name}"' in shown or f"'{doc.name}'" in shown for doc in task.entry.function
-            ):
-                return task
-        return candidates[0]
+        """Entries may share a first message; their turns and functions tell them apart."""
+        return asked_conversation(self.conversations[first_message], body)
 
     def total_requests(self) -> int:
         return sum(self.requests.values())

@@ -88,3 +88,39 @@ def test_entries_sharing_a_question_are_told_apart_by_their_functions(dataset, i
                     "messages": [m.model_dump() for m in entry.question[0]]}  # fmt: skip
             requests.post(f"{fake.base_url}/chat/completions", json=body, timeout=30)
         assert {i: fake.requests[i] for i in ids} == dict.fromkeys(ids, 1)
+
+
+def test_conversations_sharing_a_first_message_are_told_apart_by_turns_and_functions(dataset):
+    from pytest_bfcl.models.base import Task
+    from pytest_bfcl.testing.entry_match import asked_conversation
+
+    def body(entry, turns, extra_turn=None):
+        users = [{"role": "user", "content": entry.question[t][-1].content} for t in turns]
+        users += [{"role": "user", "content": extra_turn}] if extra_turn else []
+        tools = [{"type": "function", "function": {"name": d.name}} for d in entry.function]
+        return {"messages": users, "tools": tools}
+
+    def pairs(category):
+        base = {e.id: e for e in dataset.entries("multi_turn_base")}
+        for entry in dataset.entries(category):
+            original = base[entry.id.replace(category, "multi_turn_base")]
+            if entry.question[0] == original.question[0]:  # the same first message
+                yield original, entry
+
+    # a function held back: fewer functions offered, then a turn that adds them
+    original, missing = next(pairs("multi_turn_miss_func"))
+    tasks = [Task(original, None), Task(missing, None)]
+    assert asked_conversation(tasks, body(original, [0])).entry.id == original.id
+    assert asked_conversation(tasks, body(missing, [0])).entry.id == missing.id
+    at = int(next(iter(missing.held_out_functions)))
+    added = body(missing, range(at), extra_turn="(the harness adds the functions here)")
+    added["tools"] = body(original, [0])["tools"]  # every function offered by now
+    assert asked_conversation(tasks, added).entry.id == missing.id
+    # a parameter held back: a later turn asks otherwise
+    original, vaguer = next(
+        (o, e) for o, e in pairs("multi_turn_miss_param") if o.question != e.question
+    )
+    turn = next(t for t, q in enumerate(original.question) if q != vaguer.question[t])
+    tasks = [Task(original, None), Task(vaguer, None)]
+    assert asked_conversation(tasks, body(vaguer, range(turn + 1))).entry.id == vaguer.id
+    assert asked_conversation(tasks, body(original, range(turn + 1))).entry.id == original.id
