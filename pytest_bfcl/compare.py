@@ -49,6 +49,8 @@ class CompareError(ValueError):
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.html is not None and any(_same_file(args.html, p) for p in (args.before, args.after)):
+        return _refuse(CompareError(f"--html {args.html} is one of the runs compared"))
     try:
         key = signing_key(args.key_env, "--key-env")
         before, after = (stored_run(path, key) for path in (args.before, args.after))
@@ -65,6 +67,13 @@ def main(argv: list[str] | None = None) -> int:
             why = "it is a directory" if args.html.is_dir() else exc.strerror or str(exc)
             return _refuse(CompareError(f"cannot write the HTML report {args.html}: {why}"))
     return 1 if gate.failed else 0
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    try:
+        return one.samefile(other)
+    except OSError:  # one is missing: they are not the same
+        return False
 
 
 def _refuse(exc: Exception) -> int:

@@ -206,3 +206,11 @@ def test_a_baseline_of_a_model_that_sends_no_requests_says_so_not_none(runs, tmp
     err = capsys.readouterr().err
     assert "temperature differs: baseline none (a model that asks no endpoint" in err
     assert "None" not in err and "this run 0.001" in err
+
+
+def test_html_over_a_compared_run_is_refused_and_the_run_kept(runs, capsys):
+    before, after = runs
+    kept = after.read_bytes()
+    assert main([str(before), str(after), "--html", str(after)]) == 2
+    assert "is one of the runs compared" in capsys.readouterr().err
+    assert after.read_bytes() == kept
