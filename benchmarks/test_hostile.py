@@ -214,3 +214,31 @@ def test_a_300_mb_result_line_is_never_held_whole(tmp_path):
     print(f"\n300 MB result line: {elapsed:.1f} s, peak {peak_mb:.0f} MB")
     assert "2 failed" in done.stdout, done.stdout[-2000:]
     assert peak_mb < 600, f"peak {peak_mb:.0f} MB"
+
+
+@pytest.mark.parametrize("pad", ["x", '"'], ids=["long string", "escaped quotes"])
+def test_a_250_mb_baseline_string_is_read_in_bounded_memory(tmp_path, pad):
+    """A baseline just under the 256 MiB a baseline may be, holding one long string: before the
+    depth check stopped repeating an alternation per character, it took 23 GB (killed) for
+    plain characters and 15 GB and 18 s for escaped quotes."""
+    import resource
+
+    from pytest_bfcl.gate import baseline_data
+
+    verdicts = {f"simple_python_{i}": True for i in range(400)}
+    data = baseline_data(verdicts, {"model": "m", "mode": "fc"}, {})
+    data["pad"] = pad * ((250 if pad == "x" else 120) * 2**20)  # 250 MB written either way
+    path = tmp_path / "padded.json"
+    path.write_text(json.dumps(data))
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_bfcl.compare", str(path), str(path)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    elapsed = time.perf_counter() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(
+        f"\n{path.stat().st_size / 2**20:.0f} MB baseline: {elapsed:.1f} s, peak {peak_mb:.0f} MB"
+    )
+    assert done.returncode in (0, 2) and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert peak_mb < 1500, f"peak {peak_mb:.0f} MB"

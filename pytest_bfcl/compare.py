@@ -12,6 +12,7 @@ red gate".
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -48,19 +49,36 @@ class CompareError(ValueError):
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.html is not None and any(_same_file(args.html, p) for p in (args.before, args.after)):
+        return _refuse(CompareError(f"--html {args.html} is one of the runs compared"))
     try:
-        key = signing_key(args.key_env)
+        key = signing_key(args.key_env, "--key-env")
         before, after = (stored_run(path, key) for path in (args.before, args.after))
         settings = GateSettings(mode=args.gate, alpha=args.alpha, min_drop=args.min_drop)
         gate, scores = compare_runs(before, after, settings)
-        if args.html is not None:
-            write_compare_html(args.html, before, after, scores, gate)
     except (BaselineError, SignatureError, CompareError, OSError, ValueError) as exc:
-        print(f"compare: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
+        return _refuse(exc)
     for line in compare_lines(args, before, after, gate):
         print(line)
+    if args.html is not None:
+        try:  # after the comparison is printed: an unwritable page loses nothing of it
+            write_compare_html(args.html, before, after, scores, gate)
+        except OSError as exc:
+            why = "it is a directory" if args.html.is_dir() else exc.strerror or str(exc)
+            return _refuse(CompareError(f"cannot write the HTML report {args.html}: {why}"))
     return 1 if gate.failed else 0
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    try:
+        return one.samefile(other)
+    except OSError:  # one is missing: they are not the same
+        return False
+
+
+def _refuse(exc: Exception) -> int:
+    print(f"compare: {' '.join(str(exc).split())}", file=sys.stderr)
+    return 2
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -74,11 +92,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--gate", choices=("significant", "any", "off"), default="significant")
     parser.add_argument("--alpha", type=_share, default=0.05, help="family-wise error rate")
     parser.add_argument(
-        "--min-drop", type=float, default=1.0, help="points a drop needs to fail (significant)"
+        "--min-drop", type=_points, default=1.0, help="points a drop needs to fail (significant)"
     )
     parser.add_argument(
         "--show",
-        type=int,
+        type=_count,
         metavar="N",
         help="changed entries shown each way (default: as many as fit in 150 lines, at most 8)",
     )
@@ -95,6 +113,21 @@ def _share(text: str) -> float:
     value = float(text)
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1")
+    return value
+
+
+def _points(text: str) -> float:
+    # NaN would compare false with every drop: a run ten points worse would pass.
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number at least 0")
+    return value
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a count (0 or more)")
     return value
 
 

@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        key = signing_key(args.key_env)
+        key = signing_key(args.key_env, "--key-env")
         merged = merge_baselines([load_baseline(path, key) for path in args.inputs])
         write_json_atomic(args.output, signed(merged, key))
     except (BaselineError, SignatureError, OSError) as exc:

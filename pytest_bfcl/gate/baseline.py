@@ -255,8 +255,8 @@ def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
         )
     if "temperature" in recorded and recorded.get("temperature") != metadata.get("temperature"):
         problems.append(
-            f"temperature differs: baseline {recorded.get('temperature')!r}, this run "
-            f"{metadata.get('temperature')!r}"
+            f"temperature differs: baseline {_temperature(recorded.get('temperature'))}, "
+            f"this run {_temperature(metadata.get('temperature'))}"
         )
     problems += request_differences(recorded, metadata)
     before = recorded.get("leaderboard_deviations") or []
@@ -273,6 +273,11 @@ def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
             f"{baseline.samples} (record it with at least as many, or merge baselines)"
         )
     return problems + policy_differences(recorded, metadata)
+
+
+def _temperature(value: Any) -> str:
+    # None: the run sent no requests (oracle, replay: a baseline that fits no served model)
+    return "none (a model that asks no endpoint: oracle, replay)" if value is None else repr(value)
 
 
 # Model kinds that speak chat completions, for baselines recorded before the wire format was

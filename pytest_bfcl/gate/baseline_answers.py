@@ -21,6 +21,8 @@ import zlib
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_bfcl.files import loads_bounded
+
 ENCODING = "gzip+base64"
 ANSWER_LIMIT = 2000  # characters of one answer: what a reviewer reads of it
 MIN_ANSWER = 200  # the shortest cut made to keep every entry's answer within the total
@@ -28,6 +30,7 @@ TOTAL_LIMIT = 4_000_000  # characters of all answers together, before compressio
 # What a stored payload may expand to (the caps above, with the JSON's escapes): a larger one
 # is no payload this module wrote.
 _EXPANDED_LIMIT = 8 * TOTAL_LIMIT
+_MAX_DEPTH = 8
 NO_ANSWERS = (
     "the baseline holds no answers (recorded before baselines kept them, or merged from "
     "baselines without them); record it again with --bfcl-save-baseline to see them"
@@ -136,10 +139,14 @@ def unpack_answers(field: Any) -> dict[str, str]:
         packed = base64.b64decode(data, validate=True)
         unpacker = zlib.decompressobj(wbits=31)
         payload = unpacker.decompress(packed, _EXPANDED_LIMIT)
-        if unpacker.unconsumed_tail:
-            return _refused(f"they expand past {_EXPANDED_LIMIT:,} bytes")
-        answers = json.loads(payload.decode("utf-8", "surrogatepass"))
-    except (binascii.Error, zlib.error, UnicodeDecodeError, ValueError) as exc:
+    except (binascii.Error, zlib.error) as exc:
+        return _refused(f"{type(exc).__name__}: {exc}")
+    if unpacker.unconsumed_tail:
+        return _refused(f"they expand past {_EXPANDED_LIMIT:,} bytes")
+    try:
+        # A table of texts is two deep; a deeper payload would only spend the stack.
+        answers = loads_bounded(payload.decode("utf-8", "surrogatepass"), _MAX_DEPTH)
+    except (UnicodeDecodeError, ValueError) as exc:
         return _refused(f"{type(exc).__name__}: {exc}")
     if not isinstance(answers, dict) or not all(isinstance(v, str) for v in answers.values()):
         return _refused("they are not a table of entry ids and texts")

@@ -26,14 +26,15 @@ class SignatureError(ValueError):
     """A signing key that cannot be used (its variable unset or the key too short)."""
 
 
-def signing_key(env_name: str | None) -> bytes | None:
-    """The key in the environment variable ``env_name``; ``None`` when none is named."""
+def signing_key(env_name: str | None, option: str = "--bfcl-baseline-key") -> bytes | None:
+    """The key in the environment variable ``env_name`` (which ``option`` named); ``None``
+    when none is named."""
     if not env_name:
         return None
     value = os.environ.get(env_name, "")
     if not value:
         raise SignatureError(
-            f"--bfcl-baseline-key names ${env_name}, which is not set (set it to the "
+            f"{option} names ${env_name}, which is not set (set it to the "
             "baseline signing key, a CI secret)"
         )
     if len(value) < MIN_KEY_LENGTH:

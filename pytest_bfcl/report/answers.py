@@ -64,8 +64,8 @@ def _turns(text: str | None, turn: int | None) -> str | None:
         return None
     try:
         turns = json.loads(text)
-    except ValueError:
-        return None  # cut at the size bound
+    except (ValueError, RecursionError):
+        return None  # cut at the size bound, or nested past the stack
     if not isinstance(turns, list) or turn >= len(turns):
         return None
     return json.dumps(turns[turn], ensure_ascii=False)
@@ -83,8 +83,14 @@ def failing_turn(verdict: Any) -> int | None:
     return None
 
 
+# Control characters and bidirectional overrides: printed raw, a model's answer could recolour,
+# rewrite or reorder the terminal's or CI log's lines around it.
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
 def _one_line(text: str) -> str:
-    return cut_answer(" ".join(text.split()), LINE_LIMIT)
+    flat = _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", " ".join(text.split()))
+    return cut_answer(flat, LINE_LIMIT)
 
 
 def change_record(

@@ -24,14 +24,18 @@ from typing import Any
 from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.load import Dataset
+from pytest_bfcl.dataset.models import Entry
 from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.oracle import OracleModel
+from pytest_bfcl.testing.entry_match import (
+    TOOL_RESULTS_PREFIX,
+    asked_conversation,
+    asked_entry,
+)
 from pytest_bfcl.testing.flood_answers import search_flood
 from pytest_bfcl.testing.gateway_faults import GATEWAY_FAULTS
 from pytest_bfcl.testing.prefix_cache import PrefixCache
 from pytest_bfcl.testing.responses_wire import chat_body, response_of
-
-_TOOL_RESULTS_PREFIX = "[{'role': 'tool'"  # prompting mode feeds results back as user messages
 
 
 def conversation_position(messages: list[dict[str, Any]]) -> tuple[int, int]:
@@ -40,7 +44,7 @@ def conversation_position(messages: list[dict[str, Any]]) -> tuple[int, int]:
     turn, step = -1, 0
     for message in messages:
         role, content = message.get("role"), message.get("content") or ""
-        if role == "user" and not str(content).startswith(_TOOL_RESULTS_PREFIX):
+        if role == "user" and not str(content).startswith(TOOL_RESULTS_PREFIX):
             turn, step = turn + 1, 0
         elif role == "assistant":
             step += 1
@@ -110,7 +114,9 @@ class FakeOpenAI:
         self.first_request: float | None = None  # time.time() of the first chat request
         self.last_answer: float | None = None  # ... and of the last answer sent
         self.lock = threading.Lock()
-        self.answers: dict[str, tuple[str, dict[str, Any]]] = {}
+        # single-turn: by question; entries of several categories may share one, their
+        # function sets tell them apart (:func:`.entry_match.asked_entry`)
+        self.answers: dict[str, list[tuple[Entry, dict[str, Any]]]] = {}
         fc, prompt = (
             OracleModel(ScoringOptions("fc", True)),
             OracleModel(ScoringOptions("prompt", False)),
@@ -132,10 +138,8 @@ class FakeOpenAI:
                     signatures.setdefault((key, names), []).append(entry.id)
                     continue
                 key = question_key([m.model_dump() for m in entry.question[0]])
-                self.answers[key] = (
-                    entry.id,
-                    {"fc": fc.generate(task).result, "prompt": prompt.generate(task).result},
-                )
+                replies = {"fc": fc.generate(task).result, "prompt": prompt.generate(task).result}
+                self.answers.setdefault(key, []).append((entry, replies))
         # Conversations whose first request is identical (same question, same functions): the
         # server cannot tell them apart, so it answers them with the first one's ground truth.
         self.ambiguous = {i for ids in signatures.values() if len(ids) > 1 for i in ids[1:]}
@@ -159,7 +163,8 @@ class FakeOpenAI:
         messages = body["messages"]
         key = question_key(messages)
         if key in self.answers:
-            return self.answers[key]
+            entry, replies = asked_entry(self.answers[key], body)
+            return entry.id, replies
         first = next(m for m in messages if m.get("role") == "user")
         task = self._conversation(first["content"], body)
         turn, step = conversation_position(messages)
@@ -170,15 +175,8 @@ class FakeOpenAI:
         return task.entry.id, replies
 
     def _conversation(self, first_message: str, body: dict[str, Any]) -> Task:
-        """Entries may share a first message; their function sets tell them apart."""
-        candidates = self.conversations[first_message]
-        shown = json.dumps(body.get("tools", [])) + str(body["messages"][0].get("content"))
-        for task in candidates:
-            if all(
-                f'"{doc.name}"' in shown or f"'{doc.name}'" in shown for doc in task.entry.function
-            ):
-                return task
-        return candidates[0]
+        """Entries may share a first message; their turns and functions tell them apart."""
+        return asked_conversation(self.conversations[first_message], body)
 
     def total_requests(self) -> int:
         return sum(self.requests.values())

@@ -26,6 +26,7 @@ from pytest_bfcl.testing.prefix_cache import PrefixCache
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m pytest_bfcl.testing.fake_openai",
+        allow_abbrev=False,  # "--mode prompt" would be taken as "--model prompt"
         description="An OpenAI-compatible server (POST /v1/chat/completions, POST "
         "/v1/responses, GET /v1/models) on 127.0.0.1 that answers BFCL questions with their "
         "ground truth. Prints its base URL, then serves until stopped.",
@@ -38,13 +39,13 @@ def parser() -> argparse.ArgumentParser:
         "and web search entries get an empty answer)",
     )
     parser.add_argument(
-        "latency", nargs="?", type=float, default=0.0, help="seconds before each answer (0)"
+        "latency", nargs="?", type=_seconds, default=0.0, help="seconds before each answer (0)"
     )
     parser.add_argument(
         "mode", nargs="?", default="fc", choices=("fc", "prompt"), help="answer with tool "
         "calls (fc, default) or with calls written as text (prompt)",
     )  # fmt: skip
-    parser.add_argument("--port", type=int, default=0, help="port to listen on (a free one)")
+    parser.add_argument("--port", type=_port, default=0, help="port to listen on (a free one)")
     parser.add_argument(
         "--model",
         action="append",
@@ -52,7 +53,9 @@ def parser() -> argparse.ArgumentParser:
         "bench-model)",
     )
     parser.add_argument("--data", help="a BFCL data directory (default: the pinned release)")
-    parser.add_argument("--capacity", type=int, help="requests answered at once; others queue")
+    parser.add_argument(
+        "--capacity", type=_positive, help="requests answered at once; others queue"
+    )
     parser.add_argument("--die-after", type=int, help="exit after this many chat requests")
     parser.add_argument("--stall-after", type=int, help="stop answering after this many")
     parser.add_argument(
@@ -63,15 +66,35 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < 3600:  # NaN and infinity too: the answer would never come
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds from 0 to 3600")
+    return value
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a port (0 to 65535; 0: a free one)")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a count of 1 or more")
+    return value
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     try:
         categories = expand_categories(args.categories)
         dataset = open_dataset(resolve_data_source(args.data))
-    except (UnknownCategoryError, DatasetError) as exc:
-        sys.exit(f"fake_openai: {exc}")
-    try:
         fake = FakeOpenAI(dataset, categories, args.latency, args.mode, port=args.port)
+    except (UnknownCategoryError, DatasetError) as exc:  # the answers are read at the start
+        sys.exit(f"fake_openai: {exc}")
     except OSError as exc:  # the port is taken, or not ours to bind
         sys.exit(f"fake_openai: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}")
     fake.served_models = args.model or fake.served_models

@@ -105,6 +105,15 @@ def test_a_payload_that_expands_without_bound_is_refused():
     bomb = zlib.compress(b"{" + b" " * (70 * 2**20) + b"}", 9, wbits=31)
     store = BaselineAnswers({"encoding": "gzip+base64", "data": base64.b64encode(bomb).decode()})
     assert store.all() == {} and "expand past" in str(store.why_none)
+    assert str(store.why_none).count("cannot be read") == 1  # said once, not nested in itself
+
+
+def test_a_payload_nested_past_the_stack_is_refused_not_raised():
+    deep = b'{"simple_python_0": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    packed = base64.b64encode(zlib.compress(deep, 9, wbits=31)).decode()
+    store = BaselineAnswers({"encoding": "gzip+base64", "data": packed})
+    assert store.get("simple_python_0") is None
+    assert "nested" in str(store.why_none) and "verdicts still gate" in str(store.why_none)
 
 
 def test_a_signature_covers_the_answers(tmp_path):

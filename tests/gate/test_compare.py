@@ -135,6 +135,9 @@ def test_signed_runs_are_checked_with_the_key(tmp_path, monkeypatch, capsys):
     assert main([str(signed_path), str(signed_path), "--key-env", "BFCL_KEY"]) == 0
     assert main([str(signed_path), str(unsigned_path), "--key-env", "BFCL_KEY"]) == 2
     assert "it is not signed" in capsys.readouterr().err
+    monkeypatch.delenv("BFCL_KEY")
+    assert main([str(signed_path), str(signed_path), "--key-env", "BFCL_KEY"]) == 2
+    assert "compare: --key-env names $BFCL_KEY, which is not set" in capsys.readouterr().err
 
 
 def test_runs_as_a_module(tmp_path):
@@ -167,3 +170,47 @@ def test_many_categories_that_dropped_still_fit_in_150_lines(tmp_path, capsys):
     worse = next(line for line in lines if line.startswith("worse now: "))
     assert int(worse.split(": ")[1]) > 100  # all but a few known ground-truth errors
     assert any(line.startswith("... and ") for line in lines)
+
+
+@pytest.mark.parametrize(
+    "option, value", [("--min-drop", "nan"), ("--min-drop", "-1"), ("--show", "-1")]
+)
+def test_gate_options_out_of_range_are_refused(runs, capsys, option, value):
+    before, after = runs
+    with pytest.raises(SystemExit) as exit_:
+        main([str(before), str(after), option, value])
+    assert exit_.value.code == 2 and f"argument {option}: {value} is not" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["a_directory", "a_file/below"])
+def test_an_unwritable_html_path_is_one_line_after_the_comparison(runs, tmp_path, capsys, where):
+    before, after = runs
+    (tmp_path / "a_directory").mkdir()
+    (tmp_path / "a_file").write_text("")
+    assert main([str(before), str(after), "--html", str(tmp_path / where)]) == 2
+    out, err = capsys.readouterr()
+    assert out.splitlines()[-1] == "compare: FAILED"  # the comparison is not lost
+    err = err.strip()
+    assert "\n" not in err and err.startswith(f"compare: cannot write the HTML report {tmp_path}")
+    assert ("it is a directory" in err) == (where == "a_directory") and "Errno" not in err
+
+
+def test_a_baseline_of_a_model_that_sends_no_requests_says_so_not_none(runs, tmp_path, capsys):
+    before, after = runs
+    data = json.loads(after.read_text())
+    data["metadata"]["temperature"] = 0.001  # a served model's run against the oracle's
+    served = tmp_path / "served.json"
+    served.write_text(json.dumps(data))
+    assert json.loads(before.read_text())["metadata"]["temperature"] is None
+    assert main([str(before), str(served)]) == 2
+    err = capsys.readouterr().err
+    assert "temperature differs: baseline none (a model that asks no endpoint" in err
+    assert "None" not in err and "this run 0.001" in err
+
+
+def test_html_over_a_compared_run_is_refused_and_the_run_kept(runs, capsys):
+    before, after = runs
+    kept = after.read_bytes()
+    assert main([str(before), str(after), "--html", str(after)]) == 2
+    assert "is one of the runs compared" in capsys.readouterr().err
+    assert after.read_bytes() == kept

@@ -116,3 +116,26 @@ def test_secrets_in_answers_are_masked_before_a_baseline_keeps_them():
     masked = redacted_answers(answers)
     assert "sk-live-123456" not in masked["a"] and "***" in masked["a"]
     assert masked["b"] == answers["b"]
+
+
+def test_an_answer_cannot_drive_the_terminal_it_is_printed_on():
+    from pytest_bfcl.gate.baseline_answers import BaselineAnswers, pack_answers
+    from pytest_bfcl.report.answers import baseline_lines
+
+    hostile = "\x1b[2J\x1b[31mall green\x1b[0m\rPASSED \u202eevil\x00"
+    answers = BaselineAnswers(pack_answers({"simple_python_0": hostile}))
+    lines = baseline_lines("simple_python_0", answers, hostile)
+    assert len(lines) == 2
+    for line in lines:
+        assert line.isprintable() and "\x1b" not in line and "\u202e" not in line
+        assert "\\u001b[31mall green" in line and "\\u202eevil" in line
+
+
+def test_a_stored_conversation_nested_past_the_stack_reads_as_whole_answers():
+    from pytest_bfcl.gate.baseline_answers import BaselineAnswers, pack_answers
+    from pytest_bfcl.report.answers import baseline_lines
+
+    deep = "[" * 1900 + "]" * 1900  # under the answer's length cap, past the parser's stack
+    answers = BaselineAnswers(pack_answers({"multi_turn_base_0": deep}))
+    lines = baseline_lines("multi_turn_base_0", answers, deep, turn=1)
+    assert lines[0].startswith("  baseline: [[[") and lines[1].startswith("  now:      [[[")

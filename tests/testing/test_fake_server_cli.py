@@ -60,6 +60,34 @@ def test_a_port_in_use_is_one_line_naming_it(data_source):
     assert result.stderr.count("\n") == 1 and f"127.0.0.1:{port}" in result.stderr
 
 
+def _refused(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_bfcl.testing.fake_openai", *args],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["simple_python", "-1"], "argument latency: -1 is not a number of seconds"),
+        (["simple_python", "nan"], "argument latency: nan is not a number of seconds"),
+        (["--port", "99999"], "argument --port: 99999 is not a port"),
+        (["--capacity", "0"], "argument --capacity: 0 is not a count"),
+        (["simple_python", "--mode", "prompt"], "unrecognized arguments: --mode prompt"),
+    ],
+)
+def test_arguments_it_cannot_serve_with_are_refused_by_name(args, said):
+    result = _refused(*args)
+    assert result.returncode == 2 and said in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_data_directory_without_the_categories_files_is_one_line(tmp_path):
+    result = _refused("simple_python", "--data", str(tmp_path))
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and str(tmp_path) in result.stderr
+
+
 @pytest.mark.parametrize("wire_format", ["chat-completions", "responses"])
 def test_a_run_against_it_scores_the_ground_truth_in_either_wire_format(
     pytester, data_source, wire_format

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import requests
 
 from pytest_bfcl.testing.fake_openai import FakeOpenAI, conversation_position, question_key
@@ -61,3 +62,65 @@ def test_oracle_result_files_spoil_and_drop_what_they_are_told(dataset, tmp_path
     assert len(records) == len(entries) - 1 and dropped not in records
     assert records[spoiled]["result"] == "no call"
     assert isinstance(records[entries[2].id]["result"], list)
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        ("simple_python_4", "multiple_96"),  # one function, or the same among several
+        ("simple_python_14", "live_irrelevance_793-302-0"),  # or with none that fits
+    ],
+)
+def test_entries_sharing_a_question_are_told_apart_by_their_functions(dataset, ids):
+    entries = {e.id: e for c in ("simple_python", "multiple", "live_irrelevance")
+               for e in dataset.entries(c) if e.id in ids}  # fmt: skip
+    questions = {json.dumps([m.model_dump() for m in e.question[0]]) for e in entries.values()}
+    assert len(entries) == 2 and len(questions) == 1  # the same request but for its functions
+    with FakeOpenAI(dataset, ["simple_python", "multiple", "live_irrelevance"]) as fake:
+        for entry_id in reversed(ids):  # not in the order the server read them
+            entry = entries[entry_id]
+            tools = [
+                {"type": "function", "function": {"name": d.name.replace(".", "_"),
+                 "description": d.description, "parameters": d.parameters.model_dump()}}
+                for d in entry.function
+            ]  # fmt: skip
+            body = {"model": "test-model", "tools": tools,
+                    "messages": [m.model_dump() for m in entry.question[0]]}  # fmt: skip
+            requests.post(f"{fake.base_url}/chat/completions", json=body, timeout=30)
+        assert {i: fake.requests[i] for i in ids} == dict.fromkeys(ids, 1)
+
+
+def test_conversations_sharing_a_first_message_are_told_apart_by_turns_and_functions(dataset):
+    from pytest_bfcl.models.base import Task
+    from pytest_bfcl.testing.entry_match import asked_conversation
+
+    def body(entry, turns, extra_turn=None):
+        users = [{"role": "user", "content": entry.question[t][-1].content} for t in turns]
+        users += [{"role": "user", "content": extra_turn}] if extra_turn else []
+        tools = [{"type": "function", "function": {"name": d.name}} for d in entry.function]
+        return {"messages": users, "tools": tools}
+
+    def pairs(category):
+        base = {e.id: e for e in dataset.entries("multi_turn_base")}
+        for entry in dataset.entries(category):
+            original = base[entry.id.replace(category, "multi_turn_base")]
+            if entry.question[0] == original.question[0]:  # the same first message
+                yield original, entry
+
+    # a function held back: fewer functions offered, then a turn that adds them
+    original, missing = next(pairs("multi_turn_miss_func"))
+    tasks = [Task(original, None), Task(missing, None)]
+    assert asked_conversation(tasks, body(original, [0])).entry.id == original.id
+    assert asked_conversation(tasks, body(missing, [0])).entry.id == missing.id
+    at = int(next(iter(missing.held_out_functions)))
+    added = body(missing, range(at), extra_turn="(the harness adds the functions here)")
+    added["tools"] = body(original, [0])["tools"]  # every function offered by now
+    assert asked_conversation(tasks, added).entry.id == missing.id
+    # a parameter held back: a later turn asks otherwise
+    original, vaguer = next(
+        (o, e) for o, e in pairs("multi_turn_miss_param") if o.question != e.question
+    )
+    turn = next(t for t, q in enumerate(original.question) if q != vaguer.question[t])
+    tasks = [Task(original, None), Task(vaguer, None)]
+    assert asked_conversation(tasks, body(vaguer, range(turn + 1))).entry.id == vaguer.id
+    assert asked_conversation(tasks, body(original, range(turn + 1))).entry.id == original.id
