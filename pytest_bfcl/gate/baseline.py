@@ -56,7 +56,8 @@ class Baseline(BaseModel):
     rates: dict[str, tuple[int, int]] = {}
     # The recorded run's answers, packed (gate/baseline_answers.py); None in a baseline
     # recorded without them.
-    answers: dict[str, Any] | None = None
+    # Any shape: an unreadable field leaves the verdicts gating (BaselineAnswers says why)
+    answers: Any = None
 
     def verdict(self, entry_id: str) -> bool | None:
         return self.verdicts.get(entry_id)

@@ -101,6 +101,17 @@ def test_unreadable_answers_leave_the_verdicts_and_say_why(field, why):
     assert why in str(store.why_none) and "verdicts still gate" in str(store.why_none)
 
 
+@pytest.mark.parametrize("field", ["gzip+base64", ["a", "b"], 3])
+def test_an_answers_field_of_another_shape_leaves_the_verdicts_gating(tmp_path, field):
+    data = baseline_data({"simple_python_0": True}, META, {})
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({**data, "answers": field}))
+    baseline = load_baseline(path)  # the verdicts are read whatever the answers' shape
+    assert baseline.verdicts == {"simple_python_0": True}
+    store = BaselineAnswers.of(baseline)
+    assert store.get("simple_python_0") is None and "verdicts still gate" in str(store.why_none)
+
+
 def test_a_payload_that_expands_without_bound_is_refused():
     bomb = zlib.compress(b"{" + b" " * (70 * 2**20) + b"}", 9, wbits=31)
     store = BaselineAnswers({"encoding": "gzip+base64", "data": base64.b64encode(bomb).decode()})
