@@ -49,10 +49,8 @@ def settle_reports(
         if not settled.failed:
             report.wasxfail = settled.reason
             continue
-        explanation = str(report.longrepr or "").split("\n", 1)
-        report.longrepr = settled.reason
-        if not one_line and len(explanation) > 1:
-            report.longrepr = f"{settled.reason}\n{explanation[1]}"
+        explanation = None if one_line else pending_explanation(report)
+        report.longrepr = f"{settled.reason}\n{explanation}" if explanation else settled.reason
         del report.wasxfail
         report.outcome = "failed"
         _move(stats, report, "xfailed", "failed")

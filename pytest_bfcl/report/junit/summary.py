@@ -39,7 +39,7 @@ def add_summary_testcases(
     """The summary testcases, and the gate's word on the entries pending it (see
     :mod:`pytest_bfcl.report.pending`): those behind a failing comparison fail."""
     text, settled = settle_pending_testcases(
-        path.read_text("utf-8"), Settlement(gate), explanations or {}
+        path.read_text("utf-8"), Settlement(gate), explanations
     )
     cases, failed = summary_testcases(scores, gate)
     spliced = _splice(text, cases, failed, settled)
@@ -99,6 +99,7 @@ def settle_pending_testcases(
     gate failed on it, an expected failure within the noise elsewhere; and how many failed.
     ``explanations`` (by entry id: the checker's explanation and the baseline's answer beside
     this run's) become the element's text, whichever writer wrote the testcase."""
+    explanations = explanations or {}
     pieces: list[str] = []
     last, failed = 0, 0
     for match in _PENDING.finditer(text):
@@ -109,7 +110,7 @@ def settle_pending_testcases(
         reason = html.unescape(match.group(1))
         entry_id = html.unescape(name.group(1))
         settled = settlement.settle(entry_id, reason)
-        explanation = (explanations or {}).get(entry_id)
+        explanation = explanations.get(entry_id)
         if settled.failed:
             element = ET.Element("failure", message=settled.reason)
             element.text = "\n".join(filter(None, [settled.reason, explanation]))
