@@ -35,6 +35,12 @@ def is_bfcl(report: Any) -> bool:
     return str(getattr(report, "nodeid", "")).startswith(f"{NODE_PREFIX}/")
 
 
+def readable_failure(text: str) -> str:
+    """A failure's text as reported: secrets masked, a model's lone surrogates escaped
+    (\\ud800), so the report stays readable lines."""
+    return redact_text(text).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class BfclFailure(Exception):
     """A scored entry that the model got wrong."""
 
@@ -250,9 +256,7 @@ class BfclItem(ItemWithFixtures):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, BfclFailure):
-            text = explain_failure(excinfo.value.verdict)
-            # a model's lone surrogates escaped (\\ud800): the report stays readable lines
-            return redact_text(text).encode("utf-8", "backslashreplace").decode("utf-8")
+            return readable_failure(explain_failure(excinfo.value.verdict))
         return super().repr_failure(excinfo, style=style)
 
     @property
@@ -288,8 +292,7 @@ class BfclItem(ItemWithFixtures):
         if isinstance(excinfo.value, InfrastructureError):
             return redact_text(f"{type(excinfo.value).__name__}: {excinfo.value}")
         if isinstance(excinfo.value, PendingRegression):  # the whole explanation
-            text = f"{excinfo.value.msg}\n{excinfo.value.explanation}"
-            return redact_text(text).encode("utf-8", "backslashreplace").decode("utf-8")
+            return readable_failure(f"{excinfo.value.msg}\n{excinfo.value.explanation}")
         if isinstance(excinfo.value, pytest.xfail.Exception):
             # A known failure: pytest shows only its reason, but would first render the
             # traceback with the source of every frame (most of a clean oracle run's time).
