@@ -14,7 +14,7 @@ import stat
 import tempfile
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,26 @@ def _read_umask() -> int:
 
 
 _UMASK = _read_umask()
+
+
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISLNK, "a symbolic link"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a file of this ``st_mode`` is, in words (``a character device``)."""
+    return next((words for test, words in _FILE_KINDS if test(mode)), "a regular file")
+
+
+class NotARegularFile(OSError):
+    """A path the run reads or writes names a device, a FIFO, a folder or a symbolic link where
+    a regular file belongs."""
 
 
 def content_key(data: Any) -> str:
@@ -62,6 +82,7 @@ def write_text_atomic(path: Path, text: str | list[str], errors: str = "strict")
 def _write_atomic(
     path: Path, mode: str, write: Callable[[Any], Any], errors: str | None = None
 ) -> None:
+    refuse_unfit_output(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp's 0600 would make the files unreadable to others
@@ -75,6 +96,37 @@ def _write_atomic(
         raise
 
 
+def output_problem(path: Path, inputs: Iterable[Path] = ()) -> str | None:
+    """Why a file the run writes cannot go to ``path`` (``None``: it can). A write replaces
+    what is there through a rename: a device (``/dev/null`` as root), a FIFO or a folder would
+    be replaced by a regular file, a symbolic link by a file where the link was; and a file
+    that is one of the writer's own ``inputs`` would be lost."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return os_error_text(exc)
+    if stat.S_ISLNK(info.st_mode):
+        return "is a symbolic link; give the path of the file itself"
+    if not stat.S_ISREG(info.st_mode):
+        return f"is {file_kind(info.st_mode)}; give the path of a file to write"
+    for source in inputs:
+        try:
+            if os.path.samefile(path, source):
+                return f"is {source}, one of the files read; give another path"
+        except OSError:  # one of them is missing: not the same
+            continue
+    return None
+
+
+def refuse_unfit_output(path: Path, inputs: Iterable[Path] = ()) -> None:
+    """:class:`NotARegularFile` saying :func:`output_problem`'s reason, if any."""
+    problem = output_problem(path, inputs)
+    if problem is not None:
+        raise NotARegularFile(errno.EINVAL, problem)
+
+
 class DiskWarning(UserWarning):
     """A place the run writes to failed (a full or read-only disk): nothing more is written
     there; the run goes on."""
@@ -84,7 +136,7 @@ def os_error_text(exc: OSError) -> str:
     """``[Errno 28] No space left on device (ENOSPC)``: the number, the words, the name."""
     name = errno.errorcode.get(exc.errno or 0)
     words = exc.strerror or str(exc)
-    if exc.errno is None:  # not from the system: its words alone
+    if exc.errno is None or isinstance(exc, NotARegularFile):  # its words alone
         return words
     return f"[Errno {exc.errno}] {words}" + (f" ({name})" if name else "")
 
@@ -143,17 +195,25 @@ def loads_bounded(text: str, max_depth: int) -> Any:
     return json.loads(text)
 
 
-def read_regular_file(path: Path, max_bytes: int) -> bytes:
+def read_regular_file(path: Path, max_bytes: int, follow_symlinks: bool = True) -> bytes:
     """The bytes of a regular file of at most ``max_bytes``, read without trusting it: a FIFO
-    would block, a device (``/dev/zero``) never ends, a directory is no file. ``OSError`` with
-    what is wrong otherwise (the caller names the file)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    would block, a device (``/dev/zero``) never ends, a directory is no file. Neither is ever
+    opened: a symbolic link is followed only to a regular file (never with
+    ``follow_symlinks=False``), what is opened is checked again (it may be swapped meanwhile),
+    and the read stops at the bound. ``OSError`` saying what is wrong otherwise (the caller
+    names the file)."""
+    info = os.lstat(path)
+    how = "is"
+    if stat.S_ISLNK(info.st_mode):
+        if not follow_symlinks:
+            raise NotARegularFile(errno.ELOOP, "is a symbolic link, not a regular file")
+        info, how = os.stat(path), "points to"  # where it points, without opening it
+    _check_regular(info, max_bytes, how)
+    nofollow = 0 if follow_symlinks else getattr(os, "O_NOFOLLOW", 0)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | nofollow
+    fd = os.open(path, flags)
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        if info.st_size > max_bytes:
-            raise OSError(errno.EFBIG, f"larger than {max_bytes} bytes ({info.st_size})")
+        _check_regular(os.fstat(fd), max_bytes, "is")
         with os.fdopen(fd, "rb", closefd=False) as fh:
             data = fh.read(max_bytes + 1)
     finally:
@@ -161,3 +221,44 @@ def read_regular_file(path: Path, max_bytes: int) -> bytes:
     if len(data) > max_bytes:  # it grew while read
         raise OSError(errno.EFBIG, f"larger than {max_bytes} bytes")
     return data
+
+
+def _check_regular(info: os.stat_result, max_bytes: int, how: str) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        kind = file_kind(info.st_mode)
+        raise NotARegularFile(errno.EINVAL, f"{how} {kind}, not a regular file")
+    if info.st_size > max_bytes:
+        raise OSError(errno.EFBIG, f"larger than {max_bytes} bytes ({info.st_size})")
+
+
+def read_file_tail(path: Path, max_bytes: int) -> bytes:
+    """The last ``max_bytes`` of a regular file (a log), read as :func:`read_regular_file`
+    reads: a device or a FIFO there is never opened."""
+    info = os.stat(path)
+    _check_regular(info, info.st_size, "is")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        _check_regular(info, info.st_size, "is")
+        os.lseek(fd, max(info.st_size - max_bytes, 0), os.SEEK_SET)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(max_bytes)
+    finally:
+        os.close(fd)
+
+
+def read_small_text(path: Path, max_bytes: int, follow_symlinks: bool = True) -> str:
+    """UTF-8 text of a small regular file read as :func:`read_regular_file` reads it
+    (``ValueError`` for text that is not UTF-8)."""
+    return read_regular_file(path, max_bytes, follow_symlinks).decode("utf-8")
+
+
+def read_problem(exc: OSError | ValueError) -> str:
+    """Why a bounded read failed, in words for one line (``is a FIFO, not a regular file``)."""
+    if isinstance(exc, NotARegularFile):
+        return f"it {exc.strerror}"
+    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+        return f"it is {exc.strerror}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "it is not UTF-8 text"
+    return os_error_text(exc) if isinstance(exc, OSError) else str(exc)

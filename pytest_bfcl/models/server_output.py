@@ -13,6 +13,7 @@ from collections import deque
 from pathlib import Path
 from typing import IO
 
+from pytest_bfcl.files import read_file_tail
 from pytest_bfcl.redact import redact_text
 
 MAX_LOG_LINE = 16 << 10  # bytes of one line kept; the rest of the line is cut
@@ -77,10 +78,7 @@ def log_tail(path: Path, lines: int = 25) -> str:
     """The last ``lines`` lines of a log, from its last :data:`TAIL_BYTES` only, each cut to
     :data:`TAIL_LINE` characters: a bounded excerpt whatever the log holds."""
     try:
-        with path.open("rb") as fh:
-            size = fh.seek(0, 2)
-            fh.seek(max(size - TAIL_BYTES, 0))
-            data = fh.read(TAIL_BYTES)
+        data = read_file_tail(path, TAIL_BYTES)  # a FIFO or a device there is never opened
     except OSError:
         return "(no log)"
     text = data.decode("utf-8", errors="replace")

@@ -13,7 +13,6 @@ from __future__ import annotations
 import atexit
 import os
 import shlex
-import shutil
 import signal
 import socket
 import subprocess
@@ -25,15 +24,19 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_bfcl.files import output_problem, read_small_text, write_text_atomic
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.server_output import copy_redacted, log_tail
 from pytest_bfcl.models.server_pids import (
+    make_temp_dir,
     port_held_by_group,
     port_in_use,
+    remove_own_temp_dir,
     remove_pid_file,
     stop_left_behind,
     write_pid_file,
 )
+from pytest_bfcl.processes import say_unsupported
 from pytest_bfcl.redact import redact_args, redact_text
 
 __all__ = ["ServerProcess", "ServerStartError", "free_port", "log_tail", "start_all"]
@@ -41,6 +44,7 @@ __all__ = ["ServerProcess", "ServerStartError", "free_port", "log_tail", "start_
 WATCH_INTERVAL = 0.5  # seconds between looks at whether a started server is still alive
 GROUP_GRACE = 15.0  # seconds the server's other processes get to exit after it
 START_FAILURE_GRACE = 5.0  # seconds a server that failed to start gets to exit: nothing to save
+DEATH_NOTICE_MAX = 64 << 10  # bytes of a death notice read back (its log tail is bounded)
 
 
 class ServerStartError(ModelSpecError):
@@ -59,11 +63,17 @@ def death_file(log_path: Path) -> Path:
     return log_path.with_name(log_path.name + ".died")
 
 
+def remove_death_file(log_path: Path) -> None:
+    path = death_file(log_path)
+    if not output_problem(path):  # a regular file, or none: a link or a device is not ours
+        path.unlink(missing_ok=True)
+
+
 def published_death(log_path: Path) -> str | None:
     """A server's death notice written beside its log, or ``None`` while it runs."""
     try:
-        return death_file(log_path).read_text(encoding="utf-8") or None
-    except (OSError, ValueError):  # no such file; no log path at all
+        return read_small_text(death_file(log_path), DEATH_NOTICE_MAX, False) or None
+    except (OSError, ValueError):  # no such file (or none the plugin wrote); no log path at all
         return None
 
 
@@ -102,6 +112,7 @@ class ServerProcess:
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     copier: threading.Thread | None = field(default=None, repr=False)
     stopping: bool = field(default=False, repr=False)  # stopped by us: not a death
+    temp_token: str | None = field(default=None, repr=False)  # the marker in its temp_dir
 
     @property
     def base_url(self) -> str:
@@ -110,10 +121,16 @@ class ServerProcess:
     def launch(self) -> None:
         """Start the process (without waiting for it to be healthy)."""
         refuse_taken_port(self.port, self.port_option)
+        problem = output_problem(self.log_path)  # a FIFO would block the run, a link lead away
+        if problem is not None:
+            raise ServerStartError(f"cannot write the {self.name} log {self.log_path}: {problem}")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         if self.temp_dir is not None:
-            self.temp_dir.mkdir(parents=True, exist_ok=True)
-        death_file(self.log_path).unlink(missing_ok=True)  # an earlier run's
+            try:
+                self.temp_token = make_temp_dir(self.temp_dir)
+            except OSError as exc:
+                raise ServerStartError(str(exc)) from None
+        remove_death_file(self.log_path)  # an earlier run's
         log = self.log_path.open("ab")
         prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in (self.env or {}).items())
         log.write(f"$ {prefix}{shlex.join(redact_args(self.command))}\n".encode())
@@ -131,7 +148,7 @@ class ServerProcess:
             log.close()
             raise ServerStartError(redact_text(f"cannot run {self.command[0]!r}: {exc}")) from None
         assert self.process.stdout is not None
-        write_pid_file(self.log_path, self.name, self.process.pid, self.temp_dir)
+        write_pid_file(self.log_path, self.name, self.process.pid, self.temp_dir, self.temp_token)
         self.copier = threading.Thread(
             target=copy_redacted, args=(self.process.stdout, log), name="server-log", daemon=True
         )
@@ -157,7 +174,7 @@ class ServerProcess:
                 notice = self.death_notice()
                 if notice is not None:
                     if not self.stopping:
-                        death_file(self.log_path).write_text(notice, encoding="utf-8")
+                        write_text_atomic(death_file(self.log_path), notice)
                     return
                 time.sleep(WATCH_INTERVAL)
 
@@ -194,7 +211,13 @@ class ServerProcess:
         the port meanwhile would answer every request in its place)."""
         if not self.own_port or self.process is None:
             return
-        if port_held_by_group(self.port, self.process.pid) is False:
+        held = port_held_by_group(self.port, self.process.pid)
+        if held is None:
+            say_unsupported(
+                f"this system does not say which process listens on port {self.port}: that "
+                f"the {self.name} the plugin started answers there is not checked"
+            )
+        if held is False:
             self.stop(grace=START_FAILURE_GRACE)
             raise ServerStartError(
                 f"port {self.port} is answered by another process, not by the {self.name} the "
@@ -231,7 +254,7 @@ class ServerProcess:
         if not self.alive():
             remove_pid_file(self.log_path)
             if self.temp_dir is not None:
-                shutil.rmtree(self.temp_dir, ignore_errors=True)
+                remove_own_temp_dir(self.temp_dir, self.temp_token)
 
     @staticmethod
     def _terminate(process: subprocess.Popen[bytes], grace: float) -> None:

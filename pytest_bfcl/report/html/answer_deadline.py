@@ -11,19 +11,12 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from pytest_bfcl.processes import is_stopped
+
 T = TypeVar("T")
 
 STOPPED_GRACE = 5.0  # seconds a stopped process may stay stopped while its answer is awaited
 ANSWER_DEADLINE = 300.0  # seconds a running process has to answer
-
-
-def process_state(pid: int) -> str | None:
-    """The kernel's one-letter state of a process (``T``: stopped), where /proc tells it."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            return fh.read().rpartition(")")[2].split()[0]
-    except (OSError, IndexError):
-        return None
 
 
 def read_by_deadline(process: subprocess.Popen[bytes], read: Callable[[], T]) -> T:
@@ -50,7 +43,7 @@ def read_by_deadline(process: subprocess.Popen[bytes], read: Callable[[], T]) ->
                 return value  # type: ignore[return-value]
             raise value  # type: ignore[misc]
         now = time.monotonic()
-        if process_state(process.pid) in ("T", "t"):
+        if is_stopped(process.pid):
             stopped_since = stopped_since or now
             if now - stopped_since >= STOPPED_GRACE:
                 raise TimeoutError(f"was stopped (SIGSTOP) for {STOPPED_GRACE:g} s")
