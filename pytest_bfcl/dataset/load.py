@@ -23,6 +23,7 @@ from pytest_bfcl.dataset.categories import (
 )
 from pytest_bfcl.dataset.fetch import DatasetError, DataSource
 from pytest_bfcl.dataset.models import AgenticAnswer, Answer, Entry, FunctionDoc
+from pytest_bfcl.files import read_problem, read_small_text
 from pytest_bfcl.perf import paused_gc
 
 M = TypeVar("M", bound=BaseModel)
@@ -58,13 +59,18 @@ FORMAT_CONFIGS: tuple[str, ...] = (
 )
 
 
+DATA_FILE_MAX = 512 << 20  # bytes of one data file (the release's largest is a few MB)
+
+
 def read_jsonl(path: Path, one_pass: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, object)`` for each line; a bad line names the file and line.
     ``one_pass``: the file is the pinned release's (see :func:`_parsed_as_one_array`)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    try:  # a data folder may be the user's: a FIFO or a device there is never opened
+        text = read_small_text(path, DATA_FILE_MAX)
+    except FileNotFoundError as exc:
         raise DatasetError(f"cannot read BFCL data file {path}: {exc}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"cannot read BFCL data file {path}: {read_problem(exc)}") from None
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the final newline
@@ -303,8 +309,8 @@ class Dataset:
     def format_sensitivity_entries(self) -> list[Entry]:
         path = self.root / CATEGORIES[FORMAT_SENSITIVITY].question_file
         try:
-            selection = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
+            selection = json.loads(read_small_text(path, DATA_FILE_MAX))
+        except (OSError, ValueError) as exc:
             raise DatasetError(
                 f"cannot read the format-sensitivity selection {path}: {exc}"
             ) from exc

@@ -25,7 +25,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from pytest_bfcl.dataset.fetch import DatasetError
+from pytest_bfcl.files import read_small_text
 from pytest_bfcl.scoring import Mode, WireFormat
+
+SOURCE_MAX = 16 << 20  # bytes of one of the release's Python files read as data
 
 MODEL_CONFIG_FILE = "bfcl_eval/constants/model_config.py"
 HANDLER_DIR = "bfcl_eval/model_handler"
@@ -228,7 +231,7 @@ def _handler_classes(handler_dir: Path) -> dict[str, tuple[list[str], set[str]]]
     """Class name -> (base names, method names) for every handler module."""
     classes: dict[str, tuple[list[str], set[str]]] = {}
     for path in sorted(handler_dir.rglob("*.py")):
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        for node in ast.parse(read_small_text(path, SOURCE_MAX)).body:
             if isinstance(node, ast.ClassDef):
                 bases = [ast.unparse(base).rsplit(".", 1)[-1] for base in node.bases]
                 methods = {
@@ -260,7 +263,7 @@ def method_provider(
 
 @cache
 def _load_cached(path: Path, handler_dir: Path) -> dict[str, LeaderboardModel]:
-    registry = parse_model_registry(path.read_text(encoding="utf-8"))
+    registry = parse_model_registry(read_small_text(path, SOURCE_MAX))
     if not handler_dir.is_dir():
         return registry
     classes = _handler_classes(handler_dir)

@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.dataset.fetch import DatasetError
+from pytest_bfcl.files import read_small_text
+
+SOURCE_MAX = 16 << 20  # bytes of one of the release's Python files read as data
 
 PROMPTS_FILE = "bfcl_eval/constants/default_prompts.py"
 UTILS_FILE = "bfcl_eval/utils.py"
@@ -106,7 +109,7 @@ def _template(node: ast.JoinedStr) -> Template:
 
 def module_constants(path: Path) -> dict[str, Any]:
     """Every module-level ``NAME = <literal>`` of a source file."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = ast.parse(read_small_text(path, SOURCE_MAX), filename=str(path))
     env: dict[str, Any] = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -120,7 +123,7 @@ def module_constants(path: Path) -> dict[str, Any]:
 
 
 def _function(path: Path, name: str) -> ast.FunctionDef:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = ast.parse(read_small_text(path, SOURCE_MAX), filename=str(path))
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name == name:
             return node

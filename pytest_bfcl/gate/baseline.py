@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pytest_bfcl.dataset.categories import category_of_id
-from pytest_bfcl.files import loads_bounded, read_regular_file, write_json_atomic
+from pytest_bfcl.files import loads_bounded, read_problem, read_regular_file, write_json_atomic
 from pytest_bfcl.gate.baseline_answers import BaselineAnswers, merged_answers, pack_answers
 from pytest_bfcl.gate.baseline_integrity import (
     format_problems,
@@ -146,7 +146,7 @@ def load_baseline(path: Path, key: bytes | None = None) -> Baseline:
     try:
         raw = loads_bounded(read_regular_file(Path(path), 256 * 2**20).decode("utf-8"), 64)
     except OSError as exc:
-        raise BaselineError(f"cannot read baseline {path}: {exc.strerror or exc}") from None
+        raise BaselineError(f"cannot read baseline {path}: {read_problem(exc)}") from None
     except UnicodeDecodeError as exc:
         raise BaselineError(
             f"baseline {path} is not UTF-8 text (byte {exc.start}: {exc.reason})"

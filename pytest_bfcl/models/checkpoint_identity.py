@@ -24,6 +24,8 @@ import struct
 from pathlib import Path
 from typing import BinaryIO
 
+from pytest_bfcl.files import open_regular_file
+
 WHOLE_FILE_LIMIT = 32 << 20  # bytes; tokenizers reach 10-35 MB, weights are larger
 SAMPLES = 16  # blocks read from each larger file
 SAMPLE_BYTES = 64 << 10
@@ -66,7 +68,7 @@ def file_identity(path: Path, name: str) -> bytes:
     """What one file contributes to the digest (see the module's rule); a file that cannot be
     read contributes its name and why."""
     try:
-        with path.open("rb") as fh:
+        with open_regular_file(path) as fh:  # a FIFO there would hang the run, a device never end
             stat = os.fstat(fh.fileno())
             head = f"{name}\0{stat.st_size}\0".encode()
             if stat.st_size <= WHOLE_FILE_LIMIT:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import stat
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.dataset.layout import GROUP_DIRS, ResultLayout
 from pytest_bfcl.decode.reasoning import joined_reasoning
 from pytest_bfcl.errors import SetupError
+from pytest_bfcl.files import NotARegularFile, open_regular_file, read_problem
 from pytest_bfcl.models.base import Generation, ModelBase, NotGenerated, Task
 from pytest_bfcl.scoring import TRUNCATED, ScoringOptions
 
@@ -190,9 +190,13 @@ class ReplayModel(ModelBase):
         first_line: dict[str, int] = {}
         limit = self.max_line_bytes
         try:
-            if not stat.S_ISREG(path.stat().st_mode):  # a FIFO blocks, /dev/zero never ends
-                raise ReplayError(f"{path} is not a regular file; store results in one")
-            with path.open("rb") as fh:
+            try:  # a FIFO blocks, /dev/zero never ends: neither is opened
+                opened = open_regular_file(path)
+            except NotARegularFile as exc:
+                raise ReplayError(
+                    f"{path} is not a regular file ({read_problem(exc)}); store results in one"
+                ) from None
+            with opened as fh:
                 for lineno, (raw, cut) in enumerate(_lines(fh, limit), start=1):
                     record = (
                         _over_long(raw, path, lineno, limit) if cut else _record(raw, path, lineno)

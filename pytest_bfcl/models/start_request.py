@@ -12,13 +12,13 @@ one.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from pytest_bfcl.files import read_problem, read_small_text, write_text_atomic
 from pytest_bfcl.models.server_process import ServerStartError
 
 POLL_S = 0.05  # how often each side looks at the files
@@ -54,7 +54,7 @@ class StartRequest:
             if self.ready.exists():
                 return
             if self.failed.exists():
-                raise ServerStartError(self.failed.read_text(encoding="utf-8"))
+                raise ServerStartError(_message(self.failed))
             time.sleep(POLL_S)
         raise ServerStartError(
             f"the session's controller did not start the model servers within "
@@ -86,12 +86,23 @@ class StartRequest:
 
     @staticmethod
     def _publish(path: Path, text: str) -> None:
-        partial = path.with_suffix(".partial")
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, path)  # a worker never reads half a message
+        write_text_atomic(path, text)  # a worker never reads half a message
 
     def close(self) -> None:
         """Stop watching, and remove the files."""
         self._stop.set()
         for path in (self.request, self.ready, self.failed):
             path.unlink(missing_ok=True)
+
+
+MESSAGE_MAX = 64 << 10  # bytes of a start failure read back (its log tail is bounded)
+
+
+def _message(path: Path) -> str:
+    """The controller's failure notice; what is wrong with it when it cannot be read."""
+    try:
+        return read_small_text(path, MESSAGE_MAX, follow_symlinks=False)
+    except (OSError, ValueError) as exc:
+        return f"the servers did not start, and their failure notice {path} is unreadable: " + (
+            read_problem(exc)
+        )

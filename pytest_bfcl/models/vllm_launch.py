@@ -19,6 +19,8 @@ import shlex
 import shutil
 from pathlib import Path
 
+from pytest_bfcl.files import open_regular_file, read_small_text
+
 # vLLM's command line, reached through the interpreter: "vllm" asked of the package metadata
 # is answered as vLLM itself answers it where it expects the CPU build (its version, "+cpu":
 # how vLLM recognises the CPU platform).
@@ -39,6 +41,7 @@ sys.exit(main())
 """
 
 _CLI_MODULE = "vllm.entrypoints.cli.main"
+CONFIG_MAX = 8 << 20  # bytes of a model folder's config.json read to tell its family
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?$")
 
 
@@ -46,7 +49,7 @@ def _script_interpreter(path: Path) -> str | None:
     """The Python that runs ``path`` when it is vLLM's console script (``#!/venv/bin/python``,
     or pip's ``#!/bin/sh`` form for long paths); None for anything else."""
     try:
-        with path.open("rb") as fh:
+        with open_regular_file(path) as fh:  # a FIFO or a device on PATH is never opened
             head = fh.read(4096).decode("utf-8", errors="replace")
     except OSError:
         return None
@@ -169,7 +172,7 @@ def _family_text(model: str) -> str:
     text = model.lower()
     config = Path(model) / "config.json"
     try:
-        data = json.loads(config.read_text(encoding="utf-8"))
+        data = json.loads(read_small_text(config, CONFIG_MAX))
     except (OSError, ValueError):
         return text
     if isinstance(data, dict):

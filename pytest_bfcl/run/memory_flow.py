@@ -14,14 +14,21 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pytest_bfcl.dataset.layout import ResultLayout
 from pytest_bfcl.dataset.models import Entry
-from pytest_bfcl.files import WritePlace, write_json_atomic
+from pytest_bfcl.files import (
+    WritePlace,
+    read_small_text,
+    refuse_unfit_output,
+    write_json_atomic,
+    write_text_atomic,
+)
 from pytest_bfcl.models.base import Generation
 
 # Runs one prerequisite conversation from a snapshot; gives its generation and the new snapshot.
@@ -87,19 +94,20 @@ class MemoryFlow:
         marker = final.with_suffix(".session")
         try:
             final.parent.mkdir(parents=True, exist_ok=True)
-            lock_file = open(final.with_suffix(".lock"), "w")  # noqa: SIM115 (closed below)
+            lock_file = _open_lock(final.with_suffix(".lock"))
         except OSError as exc:
             self.place.failed(final.parent, exc)
             return self._run(category, scenario)
         with lock_file:
             fcntl.flock(lock_file, fcntl.LOCK_EX)
             try:
-                if marker.exists() and marker.read_text() == self.session and final.exists():
-                    data: dict[str, Any] | None = json.loads(final.read_text(encoding="utf-8"))
-                    return data
+                if _small_text(marker, 1024) == self.session:
+                    data = _snapshot(final)
+                    if data is not None:
+                        return data
                 snapshot = self._run(category, scenario)
                 if not self.place.stopped:  # the snapshot files are whole: others may read them
-                    self._store(marker, marker.write_text, self.session)
+                    self._store(marker, write_text_atomic, marker, self.session)
                 return snapshot
             finally:
                 fcntl.flock(lock_file, fcntl.LOCK_UN)
@@ -127,3 +135,31 @@ class MemoryFlow:
             if self.on_generation is not None:
                 self.on_generation(generation, category)
         return snapshot
+
+
+SNAPSHOT_MAX = 256 << 20  # bytes of a stored memory snapshot read back
+
+
+def _small_text(path: Path, max_bytes: int) -> str | None:
+    """A small file of the flow's folder, or ``None`` (missing, not a regular file, too big)."""
+    try:
+        return read_small_text(path, max_bytes)
+    except (OSError, ValueError):
+        return None
+
+
+def _snapshot(path: Path) -> dict[str, Any] | None:
+    """A stored snapshot, or ``None`` where there is none to trust (the flow runs again)."""
+    text = _small_text(path, SNAPSHOT_MAX)
+    try:
+        data = json.loads(text) if text is not None else None
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _open_lock(path: Path) -> IO[str]:
+    """The flow's lock file, opened without blocking on a FIFO or writing to a device there."""
+    refuse_unfit_output(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    return os.fdopen(os.open(path, flags, 0o666), "w")

@@ -9,15 +9,23 @@ is rewritten in the dataset's order, keeping the last record of an id.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.dataset.layout import RESULT_FILE_GLOB, ResultLayout, model_dir_name
-from pytest_bfcl.files import WritePlace, json_bytes
+from pytest_bfcl.files import (
+    NotARegularFile,
+    WritePlace,
+    json_bytes,
+    open_regular_file,
+    write_bytes_atomic,
+)
 from pytest_bfcl.kinds import sort_key
 from pytest_bfcl.models.base import Generation
 
@@ -81,17 +89,12 @@ class ResultsWriter:
         for path in sorted(self.root.rglob(RESULT_FILE_GLOB)):
             records: dict[str, bytes] = {}
             try:
-                with path.open("rb") as fh:
+                with open_regular_file(path, follow_symlinks=False) as fh:
                     for line in fh:
                         if line.strip():
                             records[json.loads(line)["id"]] = line.rstrip(b"\n") + b"\n"
                 ordered = sorted(records, key=sort_key)
-                tmp = path.with_suffix(f".tmp{os.getpid()}")
-                try:
-                    tmp.write_bytes(b"".join(records[i] for i in ordered))
-                    os.replace(tmp, path)
-                finally:
-                    tmp.unlink(missing_ok=True)
+                write_bytes_atomic(path, b"".join(records[i] for i in ordered))
             except OSError as exc:
                 self.place.failed(path, exc)
                 break
@@ -102,8 +105,12 @@ class ResultsWriter:
 def _append_whole(path: Path, line: bytes) -> None:
     """Append ``line`` under an exclusive lock; if the disk fails half-way, the file is cut
     back to where it was, so it never ends in half a line."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    # A FIFO or a link planted where a result file goes is refused, not waited on or followed.
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK
+    fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o666)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotARegularFile(errno.EINVAL, f"{path} is not a regular file")
         fcntl.flock(fd, fcntl.LOCK_EX)
         start = os.lseek(fd, 0, os.SEEK_END)
         try:

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.errors import ToolUnavailable
-from pytest_bfcl.files import content_key, write_json_atomic
+from pytest_bfcl.files import content_key, read_problem, read_small_text, write_json_atomic
+
+RECORDING_MAX = 64 << 20  # bytes of one recorded search or page (a fetch keeps far less)
 
 
 class CassetteMiss(ToolUnavailable):
@@ -31,7 +33,7 @@ class Cassette:
     def load(self, kind: str, request: dict[str, Any]) -> dict[str, Any]:
         path = self._path(kind, request)
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            record = json.loads(read_small_text(path, RECORDING_MAX))
         except FileNotFoundError:
             what = (
                 f"query {request.get('keywords')!r} (region {request.get('region')!r}, "
@@ -43,8 +45,11 @@ class Cassette:
                 f"the web cassette {self.directory} has no recording of the {kind} {what}; "
                 "record it with --bfcl-web=record"
             ) from None
-        except (OSError, json.JSONDecodeError) as exc:
-            raise CassetteMiss(f"cannot read the web recording {path}: {exc}") from None
+        except (OSError, ValueError) as exc:
+            why = read_problem(exc) if isinstance(exc, OSError | UnicodeDecodeError) else exc
+            raise CassetteMiss(f"cannot read the web recording {path}: {why}") from None
+        if not isinstance(record, dict) or not isinstance(record.get("response"), dict):
+            raise CassetteMiss(f"{path} is not a web recording (no request and response)")
         if record.get("request") != request:
             raise CassetteMiss(f"{path} records another request: {record.get('request')!r}")
         return dict(record["response"])

@@ -5,6 +5,7 @@ folder or a symbolic link, nor one of the writer's inputs (pytest_bfcl/files.py)
 from __future__ import annotations
 
 import os
+import re
 import resource
 import time
 from pathlib import Path
@@ -103,3 +104,108 @@ def test_a_writers_own_input_is_refused(tmp_path):
     )
     assert output_problem(tmp_path / "new.json", [source]) is None
     assert output_problem(source, [tmp_path / "other.json"]) is None
+
+
+# -- the readers that use it -----------------------------------------------------------------
+
+PACKAGE = Path(__file__).resolve().parents[2] / "pytest_bfcl"
+# Files read whole by other means: the package's own data and assets, the pinned lock shipped
+# with it, and the junit file pytest itself has just written at that path.
+READ_ELSEWHERE = {
+    "resources.py",
+    "report/html/page.py",
+    "report/junit/summary.py",
+    "report/junit/cases.py",
+}
+_UNBOUNDED = re.compile(r"\.read_text\(|\.read_bytes\(|\.open\(\"rb\"\)|json\.load\(")
+
+
+def test_every_file_the_plugin_reads_goes_through_the_bounded_reader():
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = path.relative_to(PACKAGE).as_posix()
+        if name.startswith(("testing/", "conformance/")) or name == "files.py":
+            continue  # test doubles; the comparison tool's own run folders
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            lock = name == "dataset/fetch.py" and "DatasetLock" in line  # shipped with it
+            if _UNBOUNDED.search(line) and name not in READ_ELSEWHERE and not lock:
+                found.append(f"{name}:{number}: {line.strip()}")
+    assert found == []
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    """Make ``path`` a FIFO or a link to /dev/zero."""
+
+    def make(path: Path, kind: str) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "fifo":
+            os.mkfifo(path)
+        else:
+            path.symlink_to("/dev/zero")
+        return path
+
+    return make
+
+
+KINDS = ["fifo", "zero"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_web_recording_that_is_no_file_is_a_miss_in_one_line(tmp_path, hostile, kind):
+    from pytest_bfcl.web.cassette import Cassette, CassetteMiss
+
+    cassette = Cassette(tmp_path)
+    request = {"url": "https://example.com"}
+    hostile(cassette._path("fetch", request), kind)
+    with pytest.raises(CassetteMiss, match="not a regular file") as miss:
+        cassette.load("fetch", request)
+    assert "\n" not in str(miss.value)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_data_file_that_is_no_file_is_refused_in_one_line(tmp_path, hostile, kind):
+    from pytest_bfcl.dataset.fetch import DatasetError
+    from pytest_bfcl.dataset.load import read_jsonl
+
+    path = hostile(tmp_path / "BFCL_v4_simple_python.json", kind)
+    with pytest.raises(DatasetError, match="not a regular file") as refused:
+        list(read_jsonl(path))
+    assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_death_notice_that_is_no_file_is_no_death(tmp_path, hostile, kind):
+    from pytest_bfcl.models.server_process import death_file, published_death
+
+    hostile(death_file(tmp_path / "server.log"), kind)
+    assert published_death(tmp_path / "server.log") is None
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_checkpoint_file_that_is_no_file_never_hangs_its_identity(tmp_path, hostile, kind):
+    from pytest_bfcl.models.checkpoint_identity import file_identity
+
+    path = hostile(tmp_path / "model.safetensors", kind)
+    started = time.perf_counter()
+    assert b"unreadable NotARegularFile" in file_identity(path, "model.safetensors")
+    assert time.perf_counter() - started < 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_start_failure_notice_that_is_no_file_is_said(tmp_path, hostile, kind):
+    from pytest_bfcl.models.start_request import _message
+
+    path = hostile(tmp_path / "failed", kind)
+    assert "failure notice" in _message(path) and "not a regular file" in _message(path)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_result_file_that_is_no_file_stops_its_writes_with_one_warning(tmp_path, hostile, kind):
+    from pytest_bfcl.run.results_dir import _append_whole
+
+    path = hostile(tmp_path / "BFCL_v4_simple_python_result.json", kind)
+    started = time.perf_counter()
+    with pytest.raises(OSError):
+        _append_whole(path, b"{}\n")
+    assert time.perf_counter() - started < 1
