@@ -20,7 +20,7 @@ from typing import Any
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import category_of_id, natural_key
 from pytest_bfcl.dataset.known_errors import Policy
-from pytest_bfcl.files import loads_bounded, read_regular_file
+from pytest_bfcl.files import NotARegularFile, loads_bounded, read_problem, read_regular_file
 from pytest_bfcl.gate import (
     Baseline,
     BaselineAnswers,
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         try:  # after the comparison is printed: an unwritable page loses nothing of it
             write_compare_html(args.html, before, after, scores, gate)
         except OSError as exc:
-            why = "it is a directory" if args.html.is_dir() else exc.strerror or str(exc)
+            why = read_problem(exc) if isinstance(exc, NotARegularFile) else exc.strerror
             return _refuse(CompareError(f"cannot write the HTML report {args.html}: {why}"))
     return 1 if gate.failed else 0
 

@@ -108,10 +108,8 @@ def output_problem(path: Path, inputs: Iterable[Path] = ()) -> str | None:
     that is one of the writer's own ``inputs`` would be lost."""
     try:
         info = os.lstat(path)
-    except FileNotFoundError:
+    except OSError:  # nothing there (or no way there: the write says why)
         return None
-    except OSError as exc:
-        return os_error_text(exc)
     if stat.S_ISLNK(info.st_mode):
         return "is a symbolic link; give the path of the file itself"
     if not stat.S_ISREG(info.st_mode):
@@ -259,7 +257,8 @@ def read_small_text(path: Path, max_bytes: int, follow_symlinks: bool = True) ->
 
 
 def read_problem(exc: OSError | ValueError) -> str:
-    """Why a bounded read failed, in words for one line (``is a FIFO, not a regular file``)."""
+    """Why a bounded read (or a write, refused by :func:`refuse_unfit_output`) failed, in
+    words for one line (``it is a FIFO, not a regular file``)."""
     if isinstance(exc, NotARegularFile):
         return f"it {exc.strerror}"
     if isinstance(exc, OSError) and exc.errno == errno.EFBIG:

@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pytest_bfcl.files import write_json_atomic
+from pytest_bfcl.files import output_problem, write_json_atomic
 from pytest_bfcl.gate import (
     BaselineError,
     SignatureError,
@@ -33,6 +33,10 @@ def main(argv: list[str] | None = None) -> int:
         "with it, and the merged baseline is",
     )
     args = parser.parse_args(argv)
+    problem = output_problem(args.output, args.inputs)  # before any work: one line
+    if problem is not None:
+        print(f"merge_baselines: cannot write {args.output}: it {problem}", file=sys.stderr)
+        return 2
     try:
         key = signing_key(args.key_env, "--key-env")
         merged = merge_baselines([load_baseline(path, key) for path in args.inputs])

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from pytest_bfcl.dataset.categories import CATEGORIES, expand_categories
 from pytest_bfcl.dataset.groups import SCORE_NAMES
+from pytest_bfcl.files import output_problem
 from pytest_bfcl.scoring import HistoryEcho, Mode, Reasoning, WireFormat
 
 GateMode = Literal["significant", "any", "off"]
@@ -330,6 +331,9 @@ def _file_to_write(value: Any) -> Path:
     path = _as_path(value)
     if path.is_dir():
         raise Unfit
+    problem = output_problem(path)  # a device, a FIFO, a link: never replaced by a file
+    if problem is not None:
+        raise ValueError(f"{path} {problem}")
     return path
 
 

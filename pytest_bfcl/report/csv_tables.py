@@ -11,6 +11,7 @@ from typing import Any
 
 from pytest_bfcl.dataset.categories import EXECUTABLE
 from pytest_bfcl.dataset.load import FORMAT_CONFIGS
+from pytest_bfcl.files import write_text_atomic
 from pytest_bfcl.scores.models import Scores
 
 NA = "N/A"
@@ -244,4 +245,4 @@ def samples_table(scores: Scores) -> str:
 def write_csv_tables(directory: Path, tables: dict[str, str]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for name, text in tables.items():
-        (directory / name).write_text(text, encoding="utf-8")
+        write_text_atomic(directory / name, text)  # a link or a device there is refused

@@ -12,7 +12,12 @@ from typing import Any
 
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import natural_key
-from pytest_bfcl.files import os_error_text, write_json_atomic
+from pytest_bfcl.files import (
+    os_error_text,
+    refuse_unfit_output,
+    write_json_atomic,
+    write_text_atomic,
+)
 from pytest_bfcl.gate import (
     Baseline,
     BaselineAnswers,
@@ -186,7 +191,7 @@ def write_reports(outcome: RunOutcome, finished: FinishedRun) -> None:
         write("CSV tables", settings.csv_dir, lambda p: write_csv_tables(p, tables))
     if settings.chart_path is not None:
         chart = svg_chart(scores, gate, f"BFCL V4: {outcome.model_name}")
-        write("chart", settings.chart_path, lambda p: p.write_text(chart, "utf-8"))
+        write("chart", settings.chart_path, lambda p: write_text_atomic(p, chart))
     if outcome.junit_path is not None and outcome.junit_not_written is not None:
         finished.not_written.append(("junit", outcome.junit_path, outcome.junit_not_written))
     elif outcome.junit_path is not None and outcome.junit_path.is_file():
@@ -239,6 +244,7 @@ def _save_baseline(
 
 
 def _append(path: Path, text: str) -> None:
+    refuse_unfit_output(path)  # a FIFO there would block the run's end
     with open(path, "a", encoding="utf-8", errors="backslashreplace") as fh:
         fh.write(text)
 

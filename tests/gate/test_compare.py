@@ -11,6 +11,7 @@ import sys
 
 import pytest
 from gate_scenario import WRONG, ids
+from not_files import not_a_file, unchanged
 
 from pytest_bfcl.compare import main
 from pytest_bfcl.gate import baseline_data, signed
@@ -214,3 +215,13 @@ def test_html_over_a_compared_run_is_refused_and_the_run_kept(runs, capsys):
     assert main([str(before), str(after), "--html", str(after)]) == 2
     assert "is one of the runs compared" in capsys.readouterr().err
     assert after.read_bytes() == kept
+
+
+@pytest.mark.parametrize("kind", ["device", "folder", "link"])
+def test_compare_html_never_replaces_what_is_no_file(runs, tmp_path, kind, capsys):
+    """A device (/dev/null as root), a folder or a link at --html stays as it was."""
+    target = not_a_file(tmp_path, kind)
+    assert main([*map(str, runs), "--html", str(target)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"cannot write the HTML report {target}: it is" in err
+    assert unchanged(target, kind)
