@@ -35,6 +35,7 @@ from pytest_bfcl.testing.entry_match import (
 from pytest_bfcl.testing.flood_answers import search_flood
 from pytest_bfcl.testing.gateway_faults import GATEWAY_FAULTS
 from pytest_bfcl.testing.prefix_cache import PrefixCache
+from pytest_bfcl.testing.request_body import read_body
 from pytest_bfcl.testing.responses_wire import chat_body, response_of
 
 
@@ -253,8 +254,13 @@ class FakeOpenAI:
 
             def do_POST(self) -> None:
                 arrived = time.time()
-                length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length))
+                raw = read_body(self)
+                if raw is None:
+                    return
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    return self._send(400, {"error": {"message": "the body is not JSON"}})
                 responses = self.path.split("?")[0].rstrip("/").endswith("/responses")
                 if responses:  # OpenAI's Responses API: the same answers, in its shape
                     body = chat_body(body)

@@ -56,8 +56,12 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--capacity", type=_positive, help="requests answered at once; others queue"
     )
-    parser.add_argument("--die-after", type=int, help="exit after this many chat requests")
-    parser.add_argument("--stall-after", type=int, help="stop answering after this many")
+    parser.add_argument(
+        "--die-after", type=_positive, help="exit after this many chat requests (1 or more)"
+    )
+    parser.add_argument(
+        "--stall-after", type=_positive, help="stop answering after this many (1 or more)"
+    )
     parser.add_argument(
         "--prefix-cache",
         action="store_true",
@@ -81,7 +85,10 @@ def _port(text: str) -> int:
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text} is not a count of 1 or more") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text} is not a count of 1 or more")
     return value
@@ -100,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     fake.served_models = args.model or fake.served_models
     fake.capacity, fake.stall_after = args.capacity, args.stall_after
     fake.prefix_cache = PrefixCache() if args.prefix_cache else None
-    if args.die_after:
+    if args.die_after is not None:
 
         def die() -> None:
             while fake.total_requests() < args.die_after:

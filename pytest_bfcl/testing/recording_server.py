@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from pytest_bfcl.testing.request_body import read_body
 from pytest_bfcl.testing.scripted_answers import Script
 
 # Answers that are no model answer, by fault name (each used once, in the order queued).
@@ -112,9 +113,11 @@ class RecordingServer:
                 return self._send(404, {"error": {"message": f"no route {self.path}"}})
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
+                raw = read_body(self)
+                if raw is None:
+                    return None
                 try:
-                    body = json.loads(self.rfile.read(length))
+                    body = json.loads(raw)
                 except ValueError:
                     return self._send(400, {"error": {"message": "the body is not JSON"}})
                 path = self.path.split("?", 1)[0].rstrip("/")

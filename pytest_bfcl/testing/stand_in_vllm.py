@@ -64,6 +64,8 @@ def main() -> None:
     time.sleep(float(os.environ.get("STANDIN_HEALTH_DELAY", "0")))
     fake.server = _Server((args.host, args.port), fake._handler())
     die_after = int(os.environ.get("STANDIN_DIE_AFTER", "0"))
+    if die_after < 0:  # 0: never; fewer would die before serving
+        sys.exit(f"stand_in_vllm: STANDIN_DIE_AFTER={die_after} is not a count (0: never)")
     if os.environ.get("STANDIN_DIE_DEVICES", devices) != devices:
         die_after = 0
     if die_after:

@@ -75,6 +75,11 @@ def _refused(*args: str) -> subprocess.CompletedProcess[str]:
         (["--port", "99999"], "argument --port: 99999 is not a port"),
         (["--capacity", "0"], "argument --capacity: 0 is not a count"),
         (["simple_python", "--mode", "prompt"], "unrecognized arguments: --mode prompt"),
+        (["--die-after", "-1"], "argument --die-after: -1 is not a count of 1 or more"),
+        (["--die-after", "0"], "argument --die-after: 0 is not a count of 1 or more"),
+        (["--die-after", "x"], "argument --die-after: x is not a count of 1 or more"),
+        (["--stall-after", "-3"], "argument --stall-after: -3 is not a count of 1 or more"),
+        (["--stall-after", "0"], "argument --stall-after: 0 is not a count of 1 or more"),
     ],
 )
 def test_arguments_it_cannot_serve_with_are_refused_by_name(args, said):
@@ -103,3 +108,34 @@ def test_a_run_against_it_scores_the_ground_truth_in_either_wire_format(
     assert result.ret == 0, result.stdout.str()[-3000:]
     assert outcomes.get("failed", 0) == 0 and outcomes.get("error", 0) == 0
     assert outcomes["passed"] == 3 + 40  # a fifth of 16 and of 200 entries, every one right
+
+
+def test_a_body_over_the_bound_is_refused_unread(data_source):
+    """A client declaring 400 MB gets 413 at once; the server never holds the body."""
+    import socket
+
+    import psutil
+
+    with served("live_parallel", "--data", str(data_source.data_dir)) as url:
+        host, port = url.split("//")[1].split("/")[0].split(":")
+        [server] = [p for p in psutil.process_iter() if _serves(p, int(port))]
+        before = server.memory_info().rss
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            head = (
+                "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                f"Content-Length: {400 << 20}\r\n\r\n"
+            )
+            sock.sendall(head.encode() + b"{" * 1024)  # the rest never comes
+            answer = b"".join(iter(lambda: sock.recv(4096), b"")).decode()  # until it closes
+        assert answer.startswith("HTTP/1.0 413") or answer.startswith("HTTP/1.1 413")
+        assert "is over" in answer
+        assert server.memory_info().rss - before < 16 << 20
+        bad = requests.post(f"{url}/chat/completions", data=b"{", timeout=10)
+        assert bad.status_code == 400  # not JSON: said, not a traceback
+
+
+def _serves(process, port: int) -> bool:
+    try:
+        return any(c.laddr.port == port for c in process.net_connections("tcp"))
+    except Exception:
+        return False
