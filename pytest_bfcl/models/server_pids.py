@@ -61,6 +61,7 @@ TEMP_PREFIX = "vllm-tmp-"
 TEMP_MARKER = ".pytest-bfcl-temp"  # written into a temporary folder the plugin made
 _TEMP_NAME = re.compile(r"vllm-tmp-\d{1,5}")
 _SHOWN_LIMIT = 200  # characters of a pid file's text field shown in a note
+PID_MAX = 1 << 22  # the largest pid any supported system gives (Linux's pid_max ceiling)
 
 
 class PidFile(BaseModel):
@@ -72,11 +73,11 @@ class PidFile(BaseModel):
     kind: str = Field(max_length=64)
     name: str = Field(max_length=100)
     pid: int  # the server's process, leader of its own process group
-    start: float  # its start time (seconds since the epoch)
+    start: float = Field(allow_inf_nan=False)  # its start time (seconds since the epoch)
     command: str = Field(pattern=r"^[0-9a-f]{64}$")  # salted sha256 of its command line
     salt: str = Field(pattern=r"^[0-9a-f]{32}$")
     owner: int  # the process of the session that started it
-    owner_start: float
+    owner_start: float = Field(allow_inf_nan=False)
     log: str = Field(max_length=4096)
     temp_dir: str | None = Field(default=None, max_length=4096)
     temp_token: str | None = Field(default=None, pattern=r"^[0-9a-f]{32}$")
@@ -253,7 +254,7 @@ def _refuse_foreign_pids(record: PidFile, path: Path) -> None:
     """Pids no server the plugin starts can have: not positive, the first process, or the
     run's own (its process, group, session, or any process above it)."""
     for field, value in (("pid", record.pid), ("owner", record.owner)):
-        if value <= 1:
+        if value <= 1 or value > PID_MAX:
             raise Refused(f"its {field} {value} is no server's the plugin starts")
     own = own_lineage() | {os.getpgrp(), os.getsid(0)}
     if record.pid in own:
