@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import resource
+import stat
 import time
 from pathlib import Path
 
@@ -209,3 +210,25 @@ def test_a_result_file_that_is_no_file_stops_its_writes_with_one_warning(tmp_pat
     with pytest.raises(OSError):
         _append_whole(path, b"{}\n")
     assert time.perf_counter() - started < 1
+
+
+def test_csv_tables_and_a_chart_never_replace_a_device(tmp_path):
+    from pytest_bfcl.report.csv_tables import write_csv_tables
+
+    os.mkfifo(tmp_path / "data_overall.csv")
+    with pytest.raises(NotARegularFile, match="is a FIFO"):
+        write_csv_tables(tmp_path, {"data_overall.csv": "a,b\n"})
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "data_overall.csv").st_mode)
+
+
+def test_the_step_summary_is_appended_to_a_regular_file_only(tmp_path):
+    from pytest_bfcl.report.finish import _append
+
+    os.mkfifo(tmp_path / "summary.md")
+    started = time.perf_counter()
+    with pytest.raises(NotARegularFile):
+        _append(tmp_path / "summary.md", "| a |\n")
+    assert time.perf_counter() - started < 1
+    (tmp_path / "real.md").write_text("before\n")
+    _append(tmp_path / "real.md", "after\n")
+    assert (tmp_path / "real.md").read_text() == "before\nafter\n"
