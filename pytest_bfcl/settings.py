@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from pytest_bfcl.option_rules import (
     parse_threshold,
 )
 from pytest_bfcl.options import OPTIONS, RULES
+from pytest_bfcl.options.outputs import OUTPUT_OPTIONS, output_conflict
 from pytest_bfcl.redact import (
     redact_text,
     register_secret_env,
@@ -203,46 +203,10 @@ class Settings(BaseModel):
         sequential = sequential_conflict(self)
         if sequential:
             raise ValueError(sequential)
-        outputs = output_conflict(self)
+        outputs = output_conflict(self.baseline_path, {n: getattr(self, n) for n in OUTPUT_OPTIONS})
         if outputs:
             raise ValueError(outputs)
         return self
-
-
-# The files a run writes, by the option that names each.
-_OUTPUT_OPTIONS = {
-    "report_path": "--bfcl-report",
-    "html_path": "--bfcl-html",
-    "save_baseline_path": "--bfcl-save-baseline",
-    "chart_path": "--bfcl-chart",
-}
-
-
-def output_conflict(settings: Settings) -> str | None:
-    """Why two of the run's files would be one (``None``: they are not): an output written over
-    the baseline the run compares with (a failing run would lose its reference), or two outputs
-    at one path (one would replace the other)."""
-    baseline = settings.baseline_path
-    taken: dict[str, Path] = {}
-    for name, flag in _OUTPUT_OPTIONS.items():
-        path = getattr(settings, name)
-        if path is None:
-            continue
-        if baseline is not None and _same_place(path, baseline):
-            return (
-                f"{flag} {path} is the baseline this run compares with (--bfcl-baseline); "
-                "write to another path (and replace the baseline once the run is judged)"
-            )
-        for other_flag, other in taken.items():
-            if _same_place(path, other):
-                return f"{other_flag} and {flag} both name {path}; give each its own file"
-        taken[flag] = path
-    return None
-
-
-def _same_place(one: Path, other: Path) -> bool:
-    """Whether two paths name one file (links resolved; neither needs to exist yet)."""
-    return os.path.realpath(one) == os.path.realpath(other)
 
 
 def sequential_conflict(settings: Settings) -> str | None:
