@@ -27,7 +27,7 @@ def output_conflict(baseline: Path | None, outputs: dict[str, Path | None]) -> s
         if baseline is not None and _same_place(path, baseline):
             return (
                 f"{flag} {path} is the baseline this run compares with (--bfcl-baseline); "
-                "write to another path (and replace the baseline once the run is judged)"
+                "write to another path, or record without comparing (--bfcl-baseline=)"
             )
         for other_flag, other in taken.items():
             if _same_place(path, other):
