@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from pytest_bfcl.conformance.junit import JunitVerdicts, read_junit_verdicts
 from pytest_bfcl.conformance.reference import SetupError
+from pytest_bfcl.files import read_file_tail
 
 # pytest's exit statuses that still mean "the run happened": all passed, some failed.
 _RUN_COMPLETED = (0, 1)
@@ -86,7 +87,8 @@ def run_ours(
     seconds = time.monotonic() - started
     junit = workdir / "pytest-bfcl-junit.xml"
     if proc.returncode not in _RUN_COMPLETED or not junit.is_file():
-        tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-20:])
+        text = read_file_tail(log, 64 << 10).decode("utf-8", errors="replace")
+        tail = "\n".join(text.splitlines()[-20:])
         raise SetupError(f"pytest-bfcl did not complete (exit {proc.returncode}):\n{tail}")
     return OursRun(
         verdicts=read_junit_verdicts(junit),

@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from pytest_bfcl.dataset.fetch import default_cache_dir, load_lock
+from pytest_bfcl.files import read_small_text
 
 PROJECT_ROOT_ENV = "BFCL_PROJECT_ROOT"
 # Imported at start-up by a handler module but not declared by the distribution.
@@ -115,7 +116,7 @@ def handler_key_names(unpacked_root: Path) -> tuple[str, ...]:
     """
     names: set[str] = set()
     for path in sorted((unpacked_root / "bfcl_eval" / "model_handler").rglob("*.py")):
-        names |= _env_names_read(path.read_text(encoding="utf-8"))
+        names |= _env_names_read(read_small_text(path, 16 << 20))
     return tuple(sorted(name for name in names if name.endswith("_API_KEY")))
 
 

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from pytest_bfcl.conformance.reference import KEY_PLACEHOLDER, SetupError, evaluator_env
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind
 from pytest_bfcl.dataset.load import Dataset
+from pytest_bfcl.files import read_file_tail
 from pytest_bfcl.testing.recording_server import RecordingServer
 
 ID_FILE = "test_case_ids_to_generate.json"
@@ -75,7 +76,10 @@ def official_ids(dataset: Dataset, category: str, ids: Sequence[str]) -> list[st
 
 
 def _tail(path: Path) -> str:
-    text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    try:
+        text = read_file_tail(path, 64 << 10).decode("utf-8", errors="replace")
+    except OSError:  # none written, or none that is a file
+        text = ""
     return "\n".join(text.strip().splitlines()[-_TAIL_LINES:])
 
 

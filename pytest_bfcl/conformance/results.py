@@ -18,6 +18,9 @@ from pydantic import BaseModel, ConfigDict
 from pytest_bfcl.dataset.categories import ALL
 from pytest_bfcl.dataset.layout import GROUP_DIRS as RESULT_GROUP_DIRS
 from pytest_bfcl.dataset.layout import RESULT_FILE_GLOB
+from pytest_bfcl.files import read_problem, read_small_text
+
+RESULT_FILE_MAX = 512 << 20  # bytes of one stored result file
 
 _CATEGORY_IN_NAME = re.compile(r"BFCL_v4_(\w+?)_result\.json$")
 OUTPUT_PREVIEW_CHARS = 200
@@ -105,7 +108,11 @@ def _preview(value: object) -> str:
 def read_result_file(path: Path) -> list[StoredResult]:
     """The entries of one result file, in file order."""
     out: list[StoredResult] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    try:  # a result folder given on the command line: a FIFO or a device is never opened
+        text = read_small_text(path, RESULT_FILE_MAX)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"cannot read {path}: {read_problem(exc)}") from None
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:

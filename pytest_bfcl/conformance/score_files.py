@@ -16,6 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from pytest_bfcl.files import read_problem, read_small_text
+
+SCORE_FILE_MAX = 512 << 20  # bytes of one score file the evaluator wrote
+
 SCORE_FILE_GLOB = "BFCL_v4_*_score.json"
 _CATEGORY_IN_NAME = re.compile(r"BFCL_v4_(\w+?)_score\.json$")
 
@@ -75,11 +79,11 @@ def parse_score_file(path: Path) -> CategoryScore:
     category = category_of_score_file(path)
     if category is None:
         raise ScoreFileError(f"{path}: not a BFCL_v4_<category>_score.json file")
-    lines = [
-        (number, line)
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if line.strip()
-    ]
+    try:
+        text = read_small_text(path, SCORE_FILE_MAX)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScoreFileError(f"cannot read {path}: {read_problem(exc)}") from None
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
     if not lines:
         raise ScoreFileError(f"{path}: empty score file")
     header = _json_line(path, *lines[0])
