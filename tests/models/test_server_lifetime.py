@@ -188,10 +188,10 @@ def test_hostile_pid_files_in_the_log_folder_remove_and_stop_nothing(
     (repo / "src" / "model.py").write_text("weights = 1\n")
     base = {
         "kind": "pytest-bfcl started server", "name": "model server", "start": 1.0,
-        "command": "0" * 64, "salt": "0" * 32, "owner": 99999999, "owner_start": 1.0,
+        "command": "0" * 64, "salt": "0" * 32, "owner": 99999, "owner_start": 1.0,
     }  # fmt: skip
     (logs / "a.log.pid").write_text(json.dumps({**base, "pid": 0, "log": str(logs / "a.log")}))
-    dead = {"pid": 99999998, "log": str(logs / "b.log"), "temp_dir": f"{logs}/sub/../.."}
+    dead = {"pid": 99998, "log": str(logs / "b.log"), "temp_dir": f"{logs}/sub/../.."}
     (logs / "b.log.pid").write_text(json.dumps({**base, **dead}))
     (logs / "c.log.pid").symlink_to("/dev/zero")
     args = [a for a in server_args(tmp_path) if not a.startswith("--bfcl-server-log")]
