@@ -238,6 +238,16 @@ _HEADER = re.compile(
     r"|(?<![\w-])x-auth-token)(?P<sep>['\"]?\s*[:=]\s*['\"]?(?:(?:bearer|basic|token)\s+)?)"
     r"(?P<value>[^\s'\",;]+)"
 )
+# "Bearer X" on its own (a server quoting the header's value, a token in a model's answer).
+_BEARER = re.compile(r"(?i)(?P<head>(?<![\w-])bearer\s+)(?P<value>[A-Za-z0-9._~+/=-]{8,})")
+# The shapes of the keys the common providers issue (OpenAI and Anthropic ``sk-``, Hugging
+# Face, GitHub, GitLab, Slack, AWS access key ids, Google API keys), masked wherever they
+# appear, whoever's they are: a server or a model may quote a key the run never registered.
+_KEY_SHAPES = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:sk-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35})"
+)
 _URL_PASSWORD = re.compile(
     r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'\"]*:)(?P<value>[^/\s@'\"]+)(?=@)"
 )
@@ -313,8 +323,45 @@ def redact_text(text: str) -> str:
     text = _QUOTED_FLAG_VALUE.sub(_mask_quoted_flag, text)
     text = _FLAG_VALUE.sub(_mask_flag, text)
     text = _HEADER.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", text)
+    text = _BEARER.sub(lambda m: f"{m['head']}{MASK}", text)
+    text = _KEY_SHAPES.sub(MASK, text)
     text = _URL_PASSWORD.sub(lambda m: f"{m['head']}{MASK}", text)
     return _QUERY_VALUE.sub(_mask_query, text)
+
+
+def redact_strings(data: Any) -> Any:
+    """A copy of JSON-like data with every string in it through :func:`redact_text`, keys
+    and shape kept: a model's answer, whose call and argument names are what its verdict reads
+    (``{"get_token": ...}`` is a call, not a secret)."""
+    if isinstance(data, str):
+        return redact_text(data)
+    if isinstance(data, dict):
+        return {key: redact_strings(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return type(data)(redact_strings(item) for item in data)
+    return data
+
+
+# Control characters, bidirectional controls and lone surrogates: printed raw, a field could
+# clear a terminal, forge a line of a CI log or reorder the characters around it.
+_UNPRINTABLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+FIELD_LIMIT = 200  # characters of a field printed on a line of its own
+
+
+def escaped(text: str) -> str:
+    """``text`` with control and bidirectional characters and lone surrogates written as
+    ``\\uXXXX`` escapes: one line, read as it is stored."""
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def printable(value: Any, limit: int = FIELD_LIMIT) -> str:
+    """A field someone else supplied (a baseline's model or time, a server's words, a custom
+    category's id), as a terminal, log or header may show it: secrets masked, control and
+    bidirectional characters and lone surrogates escaped, at most ``limit`` characters."""
+    text = escaped(redact_text(value if isinstance(value, str) else str(value)))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _holds_secret(key: Any, value: Any) -> bool:

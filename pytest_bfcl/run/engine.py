@@ -194,6 +194,8 @@ class BfclRun:
             self.progress.finished(failed=True)
             raise
         self.progress.finished(failed=False)
+        if isinstance(outcome, Generation):
+            outcome = outcome.masked()  # a replayed or a project's model's answers too
         if self.result_writers and isinstance(outcome, Generation):
             self.result_writers[sample].write(outcome)
         return outcome

@@ -74,6 +74,26 @@ CONTEXT_REFUSAL = {
 }
 
 
+def echo_key(message: dict[str, Any], headers: Any, extra: str) -> None:
+    """A careless server's answer: the Authorization header it was sent, and the key in it,
+    quoted in the answer's text or calls' arguments and in its reasoning."""
+    header = str(headers.get("Authorization"))
+    quoted = f"Authorization: {header}; key {header.removeprefix('Bearer ')}; {extra}"
+    message["reasoning_content"] = f"the request said {quoted}"
+    calls = message.get("tool_calls") or []
+    for call in calls:
+        function = call["function"]
+        try:
+            arguments = json.loads(function["arguments"])
+        except ValueError:
+            arguments = {}
+        if isinstance(arguments, dict):
+            arguments["note"] = quoted
+        function["arguments"] = json.dumps(arguments)
+    if not calls:
+        message["content"] = f"{message.get('content') or ''} ({quoted})"
+
+
 class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # many clients connect at once (the default backlog is 5)
     daemon_threads = True
@@ -100,6 +120,9 @@ class FakeOpenAI:
         # with this many characters of reasoning_content
         self.searches = 1000
         self.reasoning_chars = 3_000_000
+        # an "echo_key" answer: the request's key and Authorization header in the answer and
+        # its reasoning, with this text beside them
+        self.echo_extra = ""
         self.patch: dict[str, Any] = {}  # fields merged into every completion (odd shapes)
         self.requests: Counter[str] = Counter()  # entry id -> requests received
         self.authorizations: list[str] = []  # the Authorization header of each chat request
@@ -316,6 +339,8 @@ class FakeOpenAI:
                 if fault == "search_flood":
                     return self._send(200, search_flood(body, fake.searches))
                 completion = fake.completion(body, answer[fake.mode], fake.mode, fault, fake.flood)
+                if fault == "echo_key" and completion["choices"]:
+                    echo_key(completion["choices"][0]["message"], self.headers, fake.echo_extra)
                 if fault == "reasoning_flood" and completion["choices"]:
                     message = completion["choices"][0]["message"]
                     message["reasoning_content"] = "r" * fake.reasoning_chars
