@@ -126,6 +126,20 @@ def register_secrets_in_url(url: str) -> None:
             register_secret(value)
 
 
+def register_secrets_in_data(data: Any) -> None:
+    """Register the text values of secret-named fields in JSON-like data (an extra request
+    body's ``api_key`` or ``user_token``), at any depth."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(value, str) and _holds_secret(key, value):
+                register_secret(value)
+            else:
+                register_secrets_in_data(value)
+    elif isinstance(data, list | tuple):
+        for item in data:
+            register_secrets_in_data(item)
+
+
 def forget_registered_secrets() -> None:
     """Clear what was registered (a new run in the same process; tests)."""
     with _lock:
