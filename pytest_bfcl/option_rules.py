@@ -216,30 +216,14 @@ def _web_url(value: Any) -> str:
 
 # Headers HTTP and the API use: a session header of one of these names would replace the key,
 # the host, the body's type or length (every conversation broken), or a cookie.
-RESERVED_HEADERS = frozenset(
-    {
-        "accept",
-        "accept-encoding",
-        "authorization",
-        "connection",
-        "content-encoding",
-        "content-length",
-        "content-type",
-        "cookie",
-        "expect",
-        "host",
-        "idempotency-key",
-        "keep-alive",
-        "openai-beta",
-        "openai-organization",
-        "openai-project",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-        "user-agent",
-    }
-)
+# fmt: off
+RESERVED_HEADERS = frozenset((
+    "accept", "accept-encoding", "authorization", "connection", "content-encoding",
+    "content-length", "content-type", "cookie", "expect", "host", "idempotency-key",
+    "keep-alive", "openai-beta", "openai-organization", "openai-project", "te", "trailer",
+    "transfer-encoding", "upgrade", "user-agent",
+))
+# fmt: on
 RESERVED_HEADER_PREFIXES = ("proxy-", "x-stainless-", "sec-", "x-forwarded-")
 HEADER_NAME_LIMIT = 64  # characters: a router's session header is a short name
 

@@ -194,8 +194,6 @@ class BfclRun:
             self.progress.finished(failed=True)
             raise
         self.progress.finished(failed=False)
-        if isinstance(outcome, Generation):
-            outcome = outcome.masked()  # a replayed or a project's model's answers too
         if self.result_writers and isinstance(outcome, Generation):
             self.result_writers[sample].write(outcome)
         return outcome
@@ -226,8 +224,8 @@ class BfclRun:
         return outcome
 
     def _generate(self, task: Task) -> Generation | Skip:
-        try:
-            return kind_of(task.entry.category).solve(task, self)
+        try:  # masked whichever model answered (a replayed or a project's model too)
+            return kind_of(task.entry.category).solve(task, self).masked()
         except NotGenerated as exc:
             return Skip(str(exc))
 

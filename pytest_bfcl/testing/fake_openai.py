@@ -27,6 +27,7 @@ from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import Entry
 from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.oracle import OracleModel
+from pytest_bfcl.testing.echoed_key import echo_key
 from pytest_bfcl.testing.entry_match import (
     TOOL_RESULTS_PREFIX,
     asked_conversation,
@@ -72,26 +73,6 @@ CONTEXT_REFUSAL = {
         "code": "context_length_exceeded",
     }
 }
-
-
-def echo_key(message: dict[str, Any], headers: Any, extra: str) -> None:
-    """A careless server's answer: the Authorization header it was sent, and the key in it,
-    quoted in the answer's text or calls' arguments and in its reasoning."""
-    header = str(headers.get("Authorization"))
-    quoted = f"Authorization: {header}; key {header.removeprefix('Bearer ')}; {extra}"
-    message["reasoning_content"] = f"the request said {quoted}"
-    calls = message.get("tool_calls") or []
-    for call in calls:
-        function = call["function"]
-        try:
-            arguments = json.loads(function["arguments"])
-        except ValueError:
-            arguments = {}
-        if isinstance(arguments, dict):
-            arguments["note"] = quoted
-        function["arguments"] = json.dumps(arguments)
-    if not calls:
-        message["content"] = f"{message.get('content') or ''} ({quoted})"
 
 
 class _Server(ThreadingHTTPServer):
