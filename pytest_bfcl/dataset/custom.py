@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -15,6 +16,7 @@ from pytest_bfcl.dataset.categories import (
     unregister_custom_categories,
 )
 from pytest_bfcl.dataset.groups import SCORE_NAMES
+from pytest_bfcl.redact import printable
 
 __all__ = ["CustomCategory", "add_custom_categories", "unregister_custom_categories"]
 
@@ -36,8 +38,11 @@ class CustomCategory(BaseModel):
     @field_validator("name")
     @classmethod
     def _plain_name(cls, value: str) -> str:
-        if not value.replace("_", "").isalnum():
-            raise ValueError(f"category name {value!r}: use letters, digits and underscores")
+        if not re.fullmatch(r"[A-Za-z0-9_]{1,64}", value):
+            raise ValueError(
+                f"category name '{printable(value, 80)}': use ASCII letters, digits and "
+                "underscores, at most 64"
+            )
         return value
 
     def category(self) -> Category:
