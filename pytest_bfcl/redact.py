@@ -358,16 +358,18 @@ def redact_strings(data: Any) -> Any:
 
 # Control characters, bidirectional controls and lone surrogates: printed raw, a field could
 # clear a terminal, forge a line of a CI log or reorder the characters around it.
-_UNPRINTABLE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
-)
+_OTHER_UNPRINTABLE = r"\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_UNPRINTABLE = re.compile(rf"[\x00-\x1f{_OTHER_UNPRINTABLE}]")
+# The same, tabs kept (text of several lines, indented as its writer laid it out).
+_UNPRINTABLE_BUT_TAB = re.compile(rf"[\x00-\x08\x0a-\x1f{_OTHER_UNPRINTABLE}]")
 FIELD_LIMIT = 200  # characters of a field printed on a line of its own
 
 
-def escaped(text: str) -> str:
+def escaped(text: str, keep_tabs: bool = False) -> str:
     """``text`` with control and bidirectional characters and lone surrogates written as
     ``\\uXXXX`` escapes: one line, read as it is stored."""
-    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    pattern = _UNPRINTABLE_BUT_TAB if keep_tabs else _UNPRINTABLE
+    return pattern.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def printable(value: Any, limit: int = FIELD_LIMIT) -> str:
@@ -376,6 +378,17 @@ def printable(value: Any, limit: int = FIELD_LIMIT) -> str:
     bidirectional characters and lone surrogates escaped, at most ``limit`` characters."""
     text = escaped(redact_text(value if isinstance(value, str) else str(value)))
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def printable_lines(text: str, limit: int | None = 2000) -> str:
+    """Text of several lines (a refusal, a server's error, a failure's explanation) as a
+    terminal or log shows it: secrets masked, and in each line control and bidirectional
+    characters and lone surrogates escaped, each line at most ``limit`` characters."""
+    text = redact_text(text).replace("\r\n", "\n")
+    lines = [escaped(line, keep_tabs=True) for line in text.split("\n")]
+    if limit is not None:
+        lines = [line if len(line) <= limit else line[: limit - 3] + "..." for line in lines]
+    return "\n".join(lines)
 
 
 def _holds_secret(key: Any, value: Any) -> bool:

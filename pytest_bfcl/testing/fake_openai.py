@@ -298,6 +298,9 @@ class FakeOpenAI:
                     )
                 if fault == "500":
                     return self._send(500, {"error": {"message": "boom"}})
+                if fault == "hostile_error":  # words that would rewrite the log around them
+                    words = "boom\x1b[2J\rPASSED all\n\u202edessap \ud800" + "x" * 100_000
+                    return self._send(500, {"error": {"message": words}})
                 if fault == "stall":
                     time.sleep(3)
                     return self._send(500, {"error": {"message": "late"}})

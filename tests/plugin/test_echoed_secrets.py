@@ -140,3 +140,28 @@ def test_a_server_echoing_the_key_leaves_it_in_no_file_and_no_output(
     for path in echoed:
         assert b"Bearer ***" in path.read_bytes(), path
     assert leaks(pytester.path, outputs) == []
+
+
+def test_a_servers_words_reach_the_terminal_and_reports_as_data(pytester, dataset):
+    from pytest_bfcl.testing.fake_openai import FakeOpenAI
+
+    out = pytester.path / "out"
+    with FakeOpenAI(dataset, ["live_parallel"]) as fake:
+        fake.faults = {"live_parallel_1-0-1": ["hostile_error"]}
+        result = pytester.runpytest_subprocess(
+            "--bfcl-model=test-model",
+            f"--bfcl-base-url={fake.base_url}",
+            "--bfcl-category=live_parallel",
+            "--bfcl-retries=0",
+            f"--junitxml={out / 'junit.xml'}",
+            f"--bfcl-report={out / 'report.json'}",
+            "-p",
+            "no:cacheprovider",
+            "-rA",
+        )
+    assert result.parseoutcomes().get("errors") == 1  # the server's failure was reported
+    text = result.stdout.str() + result.stderr.str()
+    assert "boom\\u001b[2J" in text  # its words, escaped
+    for raw in ("\x1b", "\r", "\u202e"):
+        assert raw not in text and raw not in (out / "junit.xml").read_text()
+    assert max(len(line) for line in text.splitlines()) < 5000

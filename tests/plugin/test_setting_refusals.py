@@ -129,3 +129,22 @@ def test_the_session_header_authorization_is_refused_before_any_request(pytester
     err = result.stderr.str()
     assert err.count("Authorization is a header the request itself needs") == 1
     assert NEEDLE not in err + result.stdout.str()
+
+
+def test_a_baseline_field_in_a_refusal_is_escaped_and_bounded(pytester, tmp_path):
+    baseline = tmp_path / "baseline.json"
+    forged = "\x1b[2J\rBFCL gate: passed\u202e" + "f" * 300_000
+    baseline.write_text(json.dumps({"format": forged, "verdicts": {}}))
+    result = pytester.runpytest_subprocess(
+        "--bfcl-model=oracle",
+        "--bfcl-category=simple_python",
+        f"--bfcl-baseline={baseline}",
+        "-p",
+        "no:cacheprovider",
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "is not a pytest-bfcl baseline" in err
+    assert "\\x1b[2J" in err or "\\u001b[2J" in err  # the field, escaped
+    assert "\x1b" not in err and "\r" not in err and "\u202e" not in err
+    assert len(err) < 5000
