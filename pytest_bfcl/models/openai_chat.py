@@ -211,7 +211,10 @@ class OpenAIChatModel:
         key = cache_key(self.cache_identity(request, task.sample, task.entry.id))
         record = self.cache.get(key)
         if record is not None:
-            return masked_record(record), True  # one stored before keys were masked in it
+            masked = masked_record(record)
+            if masked != record:  # stored before keys were masked in answers: stored again
+                self.cache.put(key, masked)
+            return masked, True
         record = masked_record(self._transformed(self._complete(request, session)))
         # A context or content-filter refusal is the server's limit, not an answer: a rerun on
         # a server with a longer window or another policy asks again.

@@ -165,3 +165,31 @@ def test_a_servers_words_reach_the_terminal_and_reports_as_data(pytester, datase
     for raw in ("\x1b", "\r", "\u202e"):
         assert raw not in text and raw not in (out / "junit.xml").read_text()
     assert max(len(line) for line in text.splitlines()) < 5000
+
+
+def test_a_cached_answer_stored_with_a_key_is_masked_and_stored_again(
+    pytester, monkeypatch, dataset
+):
+    import json
+
+    from pytest_bfcl.testing.fake_openai import FakeOpenAI
+
+    cache = pytester.path / "cache"
+    monkeypatch.setenv("MY_GATEWAY", KEY)
+    args = ["--bfcl-model=test-model", "--bfcl-api-key-env=MY_GATEWAY",
+            "--bfcl-category=live_parallel", f"--bfcl-cache-dir={cache}",
+            "-p", "no:cacheprovider"]  # fmt: skip
+    with FakeOpenAI(dataset, ["live_parallel"]) as fake:
+        pytester.runpytest_subprocess(*args, f"--bfcl-base-url={fake.base_url}")
+        records = [p for p in sorted(cache.rglob("*.json")) if b'"result"' in p.read_bytes()]
+        assert records
+        for path in records:  # as a version that kept the key in answers stored them
+            record = json.loads(path.read_text())
+            record["reasoning"] = f"the request said Authorization: Bearer {KEY}"
+            path.write_text(json.dumps(record))
+        sent = fake.total_requests()
+        result = pytester.runpytest_subprocess(*args, f"--bfcl-base-url={fake.base_url}")
+        assert fake.total_requests() == sent  # answered from the cache
+    result.assert_outcomes(passed=16)
+    assert all(b"Bearer ***" in path.read_bytes() for path in records)
+    assert leaks(pytester.path, {"out": result.stdout.str()}) == []
