@@ -22,7 +22,8 @@ __all__ = ["CustomCategory", "add_custom_categories", "unregister_custom_categor
 
 
 class CustomCategory(BaseModel):
-    """One extra category. Entry ids must read ``<name>_<number>``, as in the benchmark."""
+    """One extra category. Its name is ASCII letters, digits and underscores (at most 64);
+    entry ids must read ``<name>_<number>`` (ASCII digits), as in the benchmark."""
 
     model_config = ConfigDict(frozen=True)
 
