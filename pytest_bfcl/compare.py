@@ -87,7 +87,10 @@ def _why(exc: Exception) -> str:
 def _say(line: str, file: Any = None) -> None:
     """One line of output, as data: secrets masked, control and bidirectional characters and
     lone surrogates escaped (a baseline is anyone's file; its fields can forge a line)."""
-    print(escaped(redact_text(line)), file=file or sys.stdout)
+    stream = file or sys.stdout
+    encoding = getattr(stream, "encoding", None) or "utf-8"  # an ASCII console: escaped too
+    text = escaped(redact_text(line)).encode(encoding, "backslashreplace").decode(encoding)
+    print(text, file=stream)
 
 
 def _same_file(one: Path, other: Path) -> bool:
