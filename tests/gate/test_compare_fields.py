@@ -142,3 +142,27 @@ def test_a_key_in_a_stored_answer_is_masked(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "Bearer ***" in out and "0123456789" not in out
     assert "0123456789" not in page.read_text()
+
+
+def test_merged_baselines_with_a_lone_surrogate_compare_in_lines(tmp_path, capsys):
+    from pytest_bfcl.merge_baselines import main as merge
+
+    answers = dict.fromkeys(IDS, "call \ud800 here")
+    one = write(tmp_path / "one.json", True, {"run_id": "one"}, answers=answers)
+    two = write(tmp_path / "two.json", True, {"run_id": "two"}, answers=answers)
+    merged = tmp_path / "merged.json"
+    assert merge([str(merged), one, two]) == 0
+    after = write(tmp_path / "a.json", False, answers=answers)
+    assert main([str(merged), after, "--show=1"]) == EXIT_DROP
+    out, err = capsys.readouterr()
+    assert "call \\ud800 here" in out and "Traceback" not in err
+
+
+def test_a_merge_refusal_is_one_escaped_line(tmp_path, capsys):
+    from pytest_bfcl.merge_baselines import main as merge
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "\x1b[2J" + "f" * 100_000}))
+    assert merge([str(tmp_path / "out.json"), str(bad), str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "\x1b" not in err and len(err) <= 1001
