@@ -252,8 +252,13 @@ _HEADER = re.compile(
     r"|(?<![\w-])x-auth-token)(?P<sep>['\"]?\s*[:=]\s*['\"]?(?:(?:bearer|basic|token)\s+)?)"
     r"(?P<value>[^\s'\",;]+)"
 )
-# "Bearer X" on its own (a server quoting the header's value, a token in a model's answer).
-_BEARER = re.compile(r"(?i)(?P<head>(?<![\w-])bearer\s+)(?P<value>[A-Za-z0-9._~+/=-]{8,})")
+# "Bearer X" on its own (a server quoting the header's value, a token in a model's answer):
+# the scheme as HTTP writes it, and a token with a digit or a token's punctuation in it, so
+# that prose ("bearer bonds") is left alone.
+_BEARER = re.compile(
+    r"(?P<head>(?<![\w-])Bearer\s+)"
+    r"(?P<value>(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9_.~+/=-]{8,})"
+)
 # The shapes of the keys the common providers issue (OpenAI and Anthropic ``sk-``, Hugging
 # Face, GitHub, GitLab, Slack, AWS access key ids, Google API keys), masked wherever they
 # appear, whoever's they are: a server or a model may quote a key the run never registered.

@@ -59,6 +59,32 @@ def test_the_masking_path_masks_what_such_a_server_says():
     assert masked == f"Authorization: Bearer {MASK}; also Bearer {MASK} and {MASK}"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Bearer Bonds and the bearer instrument",  # prose: no token there
+        "task-abcdefghijklmnopqrstuvwxyz and desk-0123456789abcdefghijkl",  # no key's shape
+        '{"get_token": "{\\"user\\": \\"alice\\"}"}',  # a call named like a secret
+    ],
+)
+def test_what_only_looks_like_a_key_is_left_alone(text):
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "sk-ant-api03-0123456789abcdefghij",
+        "hf_0123456789abcdefghijklmnopqrstuv",
+        "ghp_0123456789abcdefghijklmnopqrstuvwx",
+        "AKIA0123456789ABCDEF",
+        "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig_part",
+    ],
+)
+def test_a_key_of_a_providers_shape_is_masked_whoever_it_belongs_to(key):
+    assert redact_text(f"answer: {key} end") in ("answer: *** end", "answer: Bearer *** end")
+
+
 def outputs_of(out: Path, name: str) -> list[str]:
     return [
         f"--bfcl-report={out / f'{name}.json'}",
