@@ -58,6 +58,12 @@ class Generation(BaseModel):
         return self.model_copy(update={"details": kept})
 
 
+def masked_outcome(outcome: Any) -> Any:
+    """A model's outcome with its answer's secrets masked when it is a generation (a
+    project's model may hand back something else, which is reported as it was)."""
+    return outcome.masked() if isinstance(outcome, Generation) else outcome
+
+
 @dataclass(frozen=True)
 class Sampled:
     """An entry asked several times (``--bfcl-samples``): one generation per sample, and their
