@@ -1,7 +1,8 @@
 """``python -m pytest_bfcl.compare BEFORE AFTER``: two stored runs compared without running a
 model (two checkpoints, two serving stacks, a parser change): the gate's table with its
 statistics and family-wise control, the entries that changed each way with both answers, and
-the exit status the gate would give (1 on a significant drop, 0 otherwise, 2 on bad input).
+the exit status the gate would give (1 on a significant drop, 0 otherwise, 2 on bad input:
+see :data:`EXIT_DROP`).
 
 A stored run is a baseline (``--bfcl-save-baseline``: any run can save one, a pull request's
 as well as main's). Its stamps are checked as the gate checks them; the runs are compared on
@@ -33,8 +34,9 @@ from pytest_bfcl.gate import (
     signing_key,
     stamp_differences,
 )
+from pytest_bfcl.redact import escaped, printable, redact_data, redact_text
 from pytest_bfcl.report.answers import baseline_lines
-from pytest_bfcl.report.html.answer_diff import answer_fields
+from pytest_bfcl.report.html.answer_diff import DiffBudget, answer_fields
 from pytest_bfcl.report.html.facts import EntryRecord
 from pytest_bfcl.report.render import gate_block
 from pytest_bfcl.scores.board import ScoreBoard, Scores
@@ -47,6 +49,12 @@ class CompareError(ValueError):
     """Two stored runs that cannot be compared."""
 
 
+# Exit statuses: the comparison passed; it found a drop (whatever else went wrong after it was
+# printed: a script reading 1 as "a drop" is never told otherwise); nothing could be compared,
+# or a passing comparison's page could not be written.
+EXIT_PASSED, EXIT_DROP, EXIT_BAD_INPUT = 0, 1, 2
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.html is not None and any(_same_file(args.html, p) for p in (args.before, args.after)):
@@ -56,17 +64,36 @@ def main(argv: list[str] | None = None) -> int:
         before, after = (stored_run(path, key) for path in (args.before, args.after))
         settings = GateSettings(mode=args.gate, alpha=args.alpha, min_drop=args.min_drop)
         gate, scores = compare_runs(before, after, settings)
+        lines = compare_lines(args, before, after, gate)
     except (BaselineError, SignatureError, CompareError, OSError, ValueError) as exc:
-        return _refuse(exc)
-    for line in compare_lines(args, before, after, gate):
-        print(line)
+        return _refuse(exc)  # (a UnicodeError is a ValueError: a lone surrogate in a field)
+    for line in lines:
+        _say(line)
+    verdict = EXIT_DROP if gate.failed else EXIT_PASSED
     if args.html is not None:
         try:  # after the comparison is printed: an unwritable page loses nothing of it
             write_compare_html(args.html, before, after, scores, gate)
-        except OSError as exc:
-            why = read_problem(exc) if isinstance(exc, NotARegularFile) else exc.strerror
-            return _refuse(CompareError(f"cannot write the HTML report {args.html}: {why}"))
-    return 1 if gate.failed else 0
+        except (OSError, ValueError) as exc:
+            if isinstance(exc, NotARegularFile):
+                why = read_problem(exc)
+            else:
+                why = "it is a directory" if args.html.is_dir() else _why(exc)
+            _refuse(CompareError(f"cannot write the HTML report {args.html}: {why}"))
+            return verdict if gate.failed else EXIT_BAD_INPUT
+    return verdict
+
+
+def _why(exc: Exception) -> str:
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+
+
+def _say(line: str, file: Any = None) -> None:
+    """One line of output, as data: secrets masked, control and bidirectional characters and
+    lone surrogates escaped (a baseline is anyone's file; its fields can forge a line)."""
+    stream = file or sys.stdout
+    encoding = getattr(stream, "encoding", None) or "utf-8"  # an ASCII console: escaped too
+    text = escaped(redact_text(line)).encode(encoding, "backslashreplace").decode(encoding)
+    print(text, file=stream)
 
 
 def _same_file(one: Path, other: Path) -> bool:
@@ -76,9 +103,13 @@ def _same_file(one: Path, other: Path) -> bool:
         return False
 
 
+# Characters of a refusal: one line, however long what it quotes from the runs.
+REFUSAL_LIMIT = 1000
+
+
 def _refuse(exc: Exception) -> int:
-    print(f"compare: {' '.join(str(exc).split())}", file=sys.stderr)
-    return 2
+    _say(printable(f"compare: {' '.join(str(exc).split())}", REFUSAL_LIMIT), sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -215,7 +246,7 @@ def compare_lines(
             continue
         lines += ["", f"{title}: {len(entry_ids)}"]
         for entry_id in entry_ids[:show]:
-            lines.append(f"{entry_id} [{category_of_id(entry_id)}]")
+            lines.append(f"{printable(entry_id)} [{category_of_id(entry_id)}]")
             shown = baseline_lines(entry_id, answers, now.get(entry_id))
             if now.get(entry_id) is None:
                 shown.append(f"  now:      (none: {now.missing(entry_id)})")
@@ -250,13 +281,14 @@ def changed_entries(gate: GateResult) -> tuple[list[str], list[str]]:
 
 
 def _run_line(run: Baseline) -> str:
+    """A stored run in one line; its fields are the file's, shown as data, bounded."""
     meta = run.metadata
     info = meta.get("model_info")
     info = info if isinstance(info, dict) else {}
     identity = info.get("identity") or meta.get("model_revision")
-    model = f"{meta.get('model')}" + (f" [{identity}]" if identity else "")
+    model = printable(meta.get("model")) + (f" [{printable(identity)}]" if identity else "")
     answers = "with answers" if run.answers is not None else "without answers"
-    when = meta.get("finished_at") or "time not recorded"
+    when = printable(meta.get("finished_at") or "time not recorded", 64)
     return f"{model}, {len(run.verdicts):,} entries, {answers}, recorded {when}"
 
 
@@ -271,6 +303,7 @@ def write_compare_html(
     entries = HtmlEntries()
     answers, now = BaselineAnswers.of(before), BaselineAnswers.of(after)
     common = set(before.verdicts) & set(after.verdicts)
+    budget = DiffBudget()  # the plugin's page's bound on the time its answer diffs take
     for entry_id in sorted(common, key=natural_key):
         entries.add_record(
             comparison_record(
@@ -280,10 +313,25 @@ def write_compare_html(
                 after.verdicts[entry_id],
                 answers.get(entry_id),
                 now.get(entry_id),
+                budget,
             )
         )
-    metadata: dict[str, Any] = {**after.metadata, "compared_with": before.metadata}
+    # the runs' stamps as data: secrets masked, lone surrogates escaped
+    metadata: dict[str, Any] = redact_data(
+        _encodable({**after.metadata, "compared_with": before.metadata})
+    )
     write_html(path, entries, scores, gate, metadata)
+
+
+def _encodable(data: Any) -> Any:
+    """JSON-like data whose every text can be encoded (lone surrogates escaped)."""
+    if isinstance(data, str):
+        return data.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(data, dict):
+        return {_encodable(k): _encodable(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_encodable(item) for item in data]
+    return data
 
 
 def comparison_record(
@@ -293,14 +341,16 @@ def comparison_record(
     after: bool,
     before_answer: str | None,
     after_answer: str | None,
+    budget: DiffBudget | None = None,
 ) -> EntryRecord:
     """An entry of two stored runs: the later run's verdict, the earlier's as its baseline,
-    and both answers (marked where they differ, for an entry that changed)."""
+    and both answers (marked where they differ, for an entry that changed, while the page's
+    ``budget`` for marking lasts)."""
     fields: dict[str, Any] = {"output": after_answer or ""}
     if before != after:
-        fields.update(answer_fields(before_answer, after_answer))
+        fields.update(answer_fields(before_answer, after_answer, budget))
     return EntryRecord(
-        id=entry_id,
+        id=printable(entry_id),
         category=category,
         outcome="passed" if after else "failed",
         valid=after,

@@ -17,6 +17,7 @@ from pytest_bfcl.gate import (
     signed,
     signing_key,
 )
+from pytest_bfcl.redact import printable
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,8 +42,9 @@ def main(argv: list[str] | None = None) -> int:
         key = signing_key(args.key_env, "--key-env")
         merged = merge_baselines([load_baseline(path, key) for path in args.inputs])
         write_json_atomic(args.output, signed(merged, key))
-    except (BaselineError, SignatureError, OSError) as exc:
-        print(f"merge_baselines: {exc}", file=sys.stderr)
+    except (BaselineError, SignatureError, OSError, ValueError) as exc:
+        # one line, the inputs' fields it quotes escaped and bounded
+        print(printable(f"merge_baselines: {' '.join(str(exc).split())}", 1000), file=sys.stderr)
         return 2
     samples = merged["metadata"]["samples"]
     print(

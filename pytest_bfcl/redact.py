@@ -126,6 +126,20 @@ def register_secrets_in_url(url: str) -> None:
             register_secret(value)
 
 
+def register_secrets_in_data(data: Any) -> None:
+    """Register the text values of secret-named fields in JSON-like data (an extra request
+    body's ``api_key`` or ``user_token``), at any depth."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(value, str) and _holds_secret(key, value):
+                register_secret(value)
+            else:
+                register_secrets_in_data(value)
+    elif isinstance(data, list | tuple):
+        for item in data:
+            register_secrets_in_data(item)
+
+
 def forget_registered_secrets() -> None:
     """Clear what was registered (a new run in the same process; tests)."""
     with _lock:
@@ -238,6 +252,21 @@ _HEADER = re.compile(
     r"|(?<![\w-])x-auth-token)(?P<sep>['\"]?\s*[:=]\s*['\"]?(?:(?:bearer|basic|token)\s+)?)"
     r"(?P<value>[^\s'\",;]+)"
 )
+# "Bearer X" on its own (a server quoting the header's value, a token in a model's answer):
+# the scheme as HTTP writes it, and a token with a digit or a token's punctuation in it, so
+# that prose ("bearer bonds") is left alone.
+_BEARER = re.compile(
+    r"(?P<head>(?<![\w-])Bearer\s+)"
+    r"(?P<value>(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9_.~+/=-]{8,})"
+)
+# The shapes of the keys the common providers issue (OpenAI and Anthropic ``sk-``, Hugging
+# Face, GitHub, GitLab, Slack, AWS access key ids, Google API keys), masked wherever they
+# appear, whoever's they are: a server or a model may quote a key the run never registered.
+_KEY_SHAPES = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:sk-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35})"
+)
 _URL_PASSWORD = re.compile(
     r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'\"]*:)(?P<value>[^/\s@'\"]+)(?=@)"
 )
@@ -313,8 +342,58 @@ def redact_text(text: str) -> str:
     text = _QUOTED_FLAG_VALUE.sub(_mask_quoted_flag, text)
     text = _FLAG_VALUE.sub(_mask_flag, text)
     text = _HEADER.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", text)
+    text = _BEARER.sub(lambda m: f"{m['head']}{MASK}", text)
+    text = _KEY_SHAPES.sub(MASK, text)
     text = _URL_PASSWORD.sub(lambda m: f"{m['head']}{MASK}", text)
     return _QUERY_VALUE.sub(_mask_query, text)
+
+
+def redact_strings(data: Any) -> Any:
+    """A copy of JSON-like data with every string in it through :func:`redact_text`, keys
+    and shape kept: a model's answer, whose call and argument names are what its verdict reads
+    (``{"get_token": ...}`` is a call, not a secret)."""
+    if isinstance(data, str):
+        return redact_text(data)
+    if isinstance(data, dict):
+        return {key: redact_strings(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return type(data)(redact_strings(item) for item in data)
+    return data
+
+
+# Control characters, bidirectional controls and lone surrogates: printed raw, a field could
+# clear a terminal, forge a line of a CI log or reorder the characters around it.
+_OTHER_UNPRINTABLE = r"\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_UNPRINTABLE = re.compile(rf"[\x00-\x1f{_OTHER_UNPRINTABLE}]")
+# The same, tabs kept (text of several lines, indented as its writer laid it out).
+_UNPRINTABLE_BUT_TAB = re.compile(rf"[\x00-\x08\x0a-\x1f{_OTHER_UNPRINTABLE}]")
+FIELD_LIMIT = 200  # characters of a field printed on a line of its own
+
+
+def escaped(text: str, keep_tabs: bool = False) -> str:
+    """``text`` with control and bidirectional characters and lone surrogates written as
+    ``\\uXXXX`` escapes: one line, read as it is stored."""
+    pattern = _UNPRINTABLE_BUT_TAB if keep_tabs else _UNPRINTABLE
+    return pattern.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def printable(value: Any, limit: int = FIELD_LIMIT) -> str:
+    """A field someone else supplied (a baseline's model or time, a server's words, a custom
+    category's id), as a terminal, log or header may show it: secrets masked, control and
+    bidirectional characters and lone surrogates escaped, at most ``limit`` characters."""
+    text = escaped(redact_text(value if isinstance(value, str) else str(value)))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def printable_lines(text: str, limit: int | None = 2000) -> str:
+    """Text of several lines (a refusal, a server's error, a failure's explanation) as a
+    terminal or log shows it: secrets masked, and in each line control and bidirectional
+    characters and lone surrogates escaped, each line at most ``limit`` characters."""
+    text = redact_text(text).replace("\r\n", "\n")
+    lines = [escaped(line, keep_tabs=True) for line in text.split("\n")]
+    if limit is not None:
+        lines = [line if len(line) <= limit else line[: limit - 3] + "..." for line in lines]
+    return "\n".join(lines)
 
 
 def _holds_secret(key: Any, value: Any) -> bool:

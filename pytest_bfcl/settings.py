@@ -22,9 +22,12 @@ from pytest_bfcl.option_rules import (
 from pytest_bfcl.options import OPTIONS, RULES
 from pytest_bfcl.options.outputs import OUTPUT_OPTIONS, output_conflict
 from pytest_bfcl.redact import (
+    printable,
+    redact_data,
     redact_text,
     register_secret_env,
     register_secrets_in_args,
+    register_secrets_in_data,
     register_secrets_in_url,
     url_credentials,
 )
@@ -251,7 +254,11 @@ def _items(value: Any) -> list[Any]:
 
 
 def _shown(value: Any) -> str:
-    return value if isinstance(value, str) and value.strip() == value and value else repr(value)
+    """A value as an error quotes it: secrets masked (the values of secret-named fields
+    whole), control characters escaped, bounded."""
+    value = redact_data(value)
+    text = value if isinstance(value, str) and value.strip() == value and value else repr(value)
+    return printable(text)
 
 
 def _problem(
@@ -388,6 +395,7 @@ def _register_secrets(settings: Settings) -> None:
     register_secrets_in_args(_words(settings.model_identity))
     for url in (*settings.base_urls, settings.web_search_url or ""):
         register_secrets_in_url(url)
+    register_secrets_in_data(settings.extra_body)  # {"api_key": ..., "user_token": ...}
 
 
 def build_settings(values: dict[str, Any], names: dict[str, str] | None = None) -> Settings:
@@ -398,6 +406,7 @@ def build_settings(values: dict[str, Any], names: dict[str, str] | None = None) 
     value did not come from its flag, such as its ini key). The run's secrets are registered
     with :mod:`pytest_bfcl.redact` on the way."""
     clean, problems = _convert_all({k: v for k, v in values.items() if _given(k, v)}, names)
+    register_secrets_in_data(clean.get("extra_body"))  # masked in every message from here on
     problems += _cross_checks(clean, names)
     if problems:
         raise ValueError(redact_text("\n".join(problems)))
@@ -429,5 +438,8 @@ def _pydantic_problems(exc: ValidationError, names: dict[str, str]) -> str:
         name = "_".join(loc[:2]) if loc[:1] == ["gate"] else (loc[0] if loc else "")
         flag = names.get(name) or _FLAGS.get(name, name or "settings")
         message = str(error["msg"]).removeprefix("Value error, ")
+        if not loc:  # a rule across the settings: the value is all of them, never quoted
+            lines.append(message)
+            continue
         lines.append(f"{flag}: {message} (got {_shown(error.get('input'))})")
     return "\n".join(lines)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -15,12 +16,14 @@ from pytest_bfcl.dataset.categories import (
     unregister_custom_categories,
 )
 from pytest_bfcl.dataset.groups import SCORE_NAMES
+from pytest_bfcl.redact import printable
 
 __all__ = ["CustomCategory", "add_custom_categories", "unregister_custom_categories"]
 
 
 class CustomCategory(BaseModel):
-    """One extra category. Entry ids must read ``<name>_<number>``, as in the benchmark."""
+    """One extra category. Its name is ASCII letters, digits and underscores (at most 64);
+    entry ids must read ``<name>_<number>`` (ASCII digits), as in the benchmark."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -36,8 +39,11 @@ class CustomCategory(BaseModel):
     @field_validator("name")
     @classmethod
     def _plain_name(cls, value: str) -> str:
-        if not value.replace("_", "").isalnum():
-            raise ValueError(f"category name {value!r}: use letters, digits and underscores")
+        if not re.fullmatch(r"[A-Za-z0-9_]{1,64}", value):
+            raise ValueError(
+                f"category name '{printable(value, 80)}': use ASCII letters, digits and "
+                "underscores, at most 64"
+            )
         return value
 
     def category(self) -> Category:

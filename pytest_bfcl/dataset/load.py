@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
@@ -25,6 +26,7 @@ from pytest_bfcl.dataset.fetch import DatasetError, DataSource
 from pytest_bfcl.dataset.models import AgenticAnswer, Answer, Entry, FunctionDoc
 from pytest_bfcl.files import read_problem, read_small_text
 from pytest_bfcl.perf import paused_gc
+from pytest_bfcl.redact import printable
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -115,7 +117,8 @@ def validate(model: type[M], obj: dict[str, Any], path: Path, lineno: int) -> M:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise DatasetError(
-            f"{path}:{lineno}: entry {obj.get('id', '?')!r} is malformed at {where or 'top'}: "
+            f"{path}:{lineno}: entry '{printable(obj.get('id', '?'), 80)}' is malformed at "
+            f"{where or 'top'}: "
             f"{first['msg']}"
         ) from exc
 
@@ -126,7 +129,7 @@ def _check_unique_ids(cat: Category, entries: list[Entry]) -> None:
     for position, entry in enumerate(entries, start=1):
         if entry.id in seen:
             raise DatasetError(
-                f"{cat.question_file}: entry id {entry.id!r} appears more than once "
+                f"{cat.question_file}: entry id '{printable(entry.id, 80)}' appears more than once "
                 f"(again as entry {position}); ids must be unique"
             )
         seen.add(entry.id)
@@ -229,10 +232,13 @@ class Dataset:
 
     @staticmethod
     def _check_custom_ids(cat: Category, entries: list[Entry]) -> None:
+        """A project's ids read as the benchmark's do, ``<name>_<number>`` (ASCII digits, a
+        sane length): an id is printed, named in node ids and sent as the session header."""
+        spelling = re.compile(re.escape(cat.name) + r"_[0-9]{1,9}", re.ASCII)
         for entry in entries:
-            if category_of_id(entry.id) != cat.name or not entry.id.rsplit("_", 1)[1].isdigit():
+            if not spelling.fullmatch(entry.id):
                 raise DatasetError(
-                    f"{cat.question_file}: entry id {entry.id!r} must read "
+                    f"{cat.question_file}: entry id '{printable(entry.id, 80)}' must read "
                     f"'{cat.name}_<number>' to belong to category {cat.name}"
                 )
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_bfcl.files import loads_bounded
+from pytest_bfcl.redact import redact_text
 
 ENCODING = "gzip+base64"
 ANSWER_LIMIT = 2000  # characters of one answer: what a reviewer reads of it
@@ -39,6 +40,13 @@ NO_ANSWERS = (
 
 def cut_answer(text: str, limit: int = ANSWER_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def shown_answer(text: str) -> str:
+    """A stored answer as a report shows it: cut to :data:`ANSWER_LIMIT`, secrets masked,
+    lone surrogates escaped (every writer can encode it)."""
+    masked = redact_text(cut_answer(text))
+    return masked.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def pack_answers(answers: Mapping[str, str]) -> dict[str, Any]:
@@ -87,6 +95,7 @@ class BaselineAnswers:
     def __init__(self, field: Any) -> None:
         self._field = field
         self._answers: dict[str, str] | None = None
+        self._shown: dict[str, str] = {}
         self.why_none: str | None = None
 
     @classmethod
@@ -109,7 +118,16 @@ class BaselineAnswers:
         return len(self._read())
 
     def get(self, entry_id: str) -> str | None:
-        return self._read().get(entry_id)
+        """An entry's answer as every report shows it: at most :data:`ANSWER_LIMIT`
+        characters, secrets masked, lone surrogates escaped (a baseline is anyone's file:
+        edited, merged, or recorded before keys were masked in answers)."""
+        shown = self._shown.get(entry_id)
+        if shown is None:
+            text = self._read().get(entry_id)
+            if text is None:
+                return None
+            shown = self._shown[entry_id] = shown_answer(text)
+        return shown
 
     def all(self) -> dict[str, str]:
         return self._read()

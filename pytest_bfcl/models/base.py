@@ -8,6 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from pytest_bfcl.dataset.models import Answer, Entry
+from pytest_bfcl.redact import redact_strings
 from pytest_bfcl.scoring import ScoringOptions
 
 
@@ -39,6 +40,14 @@ class Generation(BaseModel):
     # Multi-step categories: per-turn latencies and token counts, and the inference log.
     details: dict[str, Any] | None = None
 
+    def masked(self) -> Generation:
+        """This generation with every secret in the model's output masked (a key or bearer
+        token a server echoed, whichever model client read it): what is scored and written."""
+        result, reasoning = redact_strings(self.result), redact_strings(self.reasoning)
+        if result == self.result and reasoning == self.reasoning:
+            return self
+        return self.model_copy(update={"result": result, "reasoning": reasoning})
+
     def without_inference_log(self) -> Generation:
         """This generation without its conversation's inference log: conversations are
         generated longest first and wait for their items, and their logs were most of a
@@ -47,6 +56,12 @@ class Generation(BaseModel):
             return self
         kept = {key: value for key, value in self.details.items() if key != "inference_log"}
         return self.model_copy(update={"details": kept})
+
+
+def masked_outcome(outcome: Any) -> Any:
+    """A model's outcome with its answer's secrets masked when it is a generation (a
+    project's model may hand back something else, which is reported as it was)."""
+    return outcome.masked() if isinstance(outcome, Generation) else outcome
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from typing import Any
 
 from pytest_bfcl.models.endpoint_errors import Failure, error_text, one_line
 from pytest_bfcl.models.gateway_answers import gateway_failure
+from pytest_bfcl.redact import redact_strings
 from pytest_bfcl.scoring import CONTEXT_EXCEEDED, PROMPT_FILTERED, TRUNCATED
 
 _MAX_TOKENS = 10**12  # a token count beyond this is not a count
@@ -165,3 +166,10 @@ def generation_fields(record: dict[str, Any]) -> dict[str, Any]:
     """A record's fields for a :class:`Generation` (the cut answer's sizes and the message as
     returned stay in the stored record; the note, finish reason and result say the same)."""
     return {k: v for k, v in record.items() if k not in ("response_truncated", "message")}
+
+
+def masked_record(record: dict[str, Any]) -> dict[str, Any]:
+    """The record with every secret in what the server sent masked (a key or bearer token
+    echoed in the answer, its reasoning or the message carried back): the one form the run
+    scores, caches, echoes and writes, so no answer holds a key at rest."""
+    return redact_strings(record)  # type: ignore[no-any-return]

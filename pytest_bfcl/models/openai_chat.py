@@ -56,6 +56,7 @@ from pytest_bfcl.models.endpoint_response import (
     answer_record,
     context_record,
     generation_fields,
+    masked_record,
 )
 from pytest_bfcl.models.leaderboard_wire import echo_of_record
 from pytest_bfcl.models.rate_limit import RateLimitWatch, retry_delay
@@ -206,12 +207,15 @@ class OpenAIChatModel:
         if self.hook is not None:
             self.hook.pytest_bfcl_transform_request(request=request, model=self.name)
         if self.cache is None:
-            return self._transformed(self._complete(request, session)), False
+            return masked_record(self._transformed(self._complete(request, session))), False
         key = cache_key(self.cache_identity(request, task.sample, task.entry.id))
         record = self.cache.get(key)
         if record is not None:
-            return record, True
-        record = self._transformed(self._complete(request, session))
+            masked = masked_record(record)
+            if masked != record:  # stored before keys were masked in answers: stored again
+                self.cache.put(key, masked)
+            return masked, True
+        record = masked_record(self._transformed(self._complete(request, session)))
         # A context or content-filter refusal is the server's limit, not an answer: a rerun on
         # a server with a longer window or another policy asks again.
         if record.get("finish_reason") not in (CONTEXT_EXCEEDED, PROMPT_FILTERED):

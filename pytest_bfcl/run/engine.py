@@ -31,6 +31,7 @@ from pytest_bfcl.models.base import (
     Skip,
     StepModel,
     Task,
+    masked_outcome,
     with_defaults,
 )
 from pytest_bfcl.redact import redact_data, register_secret_env
@@ -80,15 +81,14 @@ class BfclRun:
                 for k in range(settings.samples)
             ]
         self.results: ResultsWriter | None = self.result_writers[0] if self.result_writers else None
-        # Entries whose tools the start-of-session probe found unavailable, with the reason
-        # (the executable categories' public APIs); skipped, and so reported as missing.
+        # Entries whose tools the start-of-session probe found unavailable (the executable
+        # categories' public APIs), with the reason: skipped, so reported as missing.
         self.unavailable: dict[str, str] = {}
         self.progress = Progress()
         # Categories of the default selection left out: the extra each needs is not installed.
         self.left_out: dict[str, str] = {}
-        # Whether generations keep their conversations' inference logs once any results
-        # directory has them (the HTML report and result observers read them; the pytest glue
-        # says, after collection, when nothing will).
+        # Whether generations keep their conversations' inference logs once any results dir
+        # has them (the HTML report and observers read them; the pytest glue says when not).
         self.keep_inference_logs = True
         # Verdicts worked out on the generating thread, by entry id, with their generation.
         self._verdicts: dict[str, tuple[Generation, Verdict]] = {}
@@ -224,8 +224,8 @@ class BfclRun:
         return outcome
 
     def _generate(self, task: Task) -> Generation | Skip:
-        try:
-            return kind_of(task.entry.category).solve(task, self)
+        try:  # masked whichever model answered (a replayed or a project's model too)
+            return masked_outcome(kind_of(task.entry.category).solve(task, self))
         except NotGenerated as exc:
             return Skip(str(exc))
 

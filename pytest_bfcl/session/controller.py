@@ -20,7 +20,7 @@ from pytest_bfcl.gate import Baseline, GateResult
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.perf import collect_and_freeze, freeze_long_lived
 from pytest_bfcl.pytest_private import remember_failed
-from pytest_bfcl.redact import redact_data, redact_text
+from pytest_bfcl.redact import printable_lines, redact_data
 from pytest_bfcl.report.finish import (
     FailureNote,
     FinishedRun,
@@ -121,7 +121,7 @@ class ControllerPlugin(SessionPlugin):
             if self.config.pluginmanager.has_plugin("dsession"):
                 start_shared_servers(self.run.model)  # before xdist starts its workers
         except (SetupError, ModelSpecError) as exc:
-            raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
+            raise pytest.UsageError(printable_lines(f"pytest-bfcl: {exc}")) from None
         expected = self.run.expected_ids()
         problem = unknown_explain_ids(self.settings.explain, expected, self.run)
         if problem:

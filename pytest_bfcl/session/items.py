@@ -18,7 +18,7 @@ from pytest_bfcl.markers import marker_names
 from pytest_bfcl.models.base import Generation, Sampled
 from pytest_bfcl.perf import paused_gc
 from pytest_bfcl.pytest_private import ExpectedFailure, FixtureInfoCache, ItemWithFixtures
-from pytest_bfcl.redact import redact_text
+from pytest_bfcl.redact import printable, printable_lines, redact_text
 from pytest_bfcl.report.answers import answer_text, baseline_lines, failing_turn, flipped
 from pytest_bfcl.report.html.facts import Outcome, bounded, record_facts
 from pytest_bfcl.report.html.records import DocsRefs, encode_record
@@ -38,7 +38,7 @@ def is_bfcl(report: Any) -> bool:
 def readable_failure(text: str) -> str:
     """A failure's text as reported: secrets masked, a model's lone surrogates escaped
     (\\ud800), so the report stays readable lines."""
-    return redact_text(text).encode("utf-8", "backslashreplace").decode("utf-8")
+    return printable_lines(text, limit=None)
 
 
 class BfclFailure(Exception):
@@ -184,7 +184,8 @@ class BfclItem(ItemWithFixtures):
         try:
             outcome = self.run.generation_for(self.entry_id)  # infrastructure failures: pytest E
         except RunStopped as exc:
-            self.session.shouldstop = redact_text(f"pytest-bfcl: {exc}")  # one stop, not N errors
+            # one stop, not N errors
+            self.session.shouldstop = printable(f"pytest-bfcl: {exc}", 2000)
             raise
         if isinstance(outcome, Skip):
             skip = ItemProperties(skipped=outcome.reason, excluded=outcome.excluded or None)
@@ -235,7 +236,7 @@ class BfclItem(ItemWithFixtures):
             failed = ItemProperties(
                 valid=False,
                 error_type=str(verdict.error_type),
-                reason=redact_text(" ".join(reason.split())),
+                reason=printable(" ".join(reason.split()), 300),
             )
             self.user_properties += failed.pairs()
             if known:
@@ -290,7 +291,7 @@ class BfclItem(ItemWithFixtures):
         its traceback says nothing about the model and floods the log when many entries see
         it."""
         if isinstance(excinfo.value, InfrastructureError):
-            return redact_text(f"{type(excinfo.value).__name__}: {excinfo.value}")
+            return printable_lines(f"{type(excinfo.value).__name__}: {excinfo.value}")
         if isinstance(excinfo.value, PendingRegression):  # the whole explanation
             return readable_failure(f"{excinfo.value.msg}\n{excinfo.value.explanation}")
         if isinstance(excinfo.value, pytest.xfail.Exception):

@@ -28,7 +28,7 @@ from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.replay import ReplayError
 from pytest_bfcl.names import PLUGIN_NAME
 from pytest_bfcl.perf import allow_freezing, quick_interpreter_exit
-from pytest_bfcl.redact import redact_text
+from pytest_bfcl.redact import printable_lines
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.session.common import owns_process
 from pytest_bfcl.session.controller import ControllerPlugin
@@ -66,9 +66,9 @@ def start(
         baseline = _load_compatible_baseline(settings, run)
     except ModelSpecError as exc:
         message = f"pytest-bfcl: {_model_named(exc, values, names)}"
-        raise pytest.UsageError(redact_text(message)) from None
+        raise pytest.UsageError(printable_lines(message)) from None
     except (ValueError, DatasetError, ReplayError, SetupError) as exc:
-        raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
+        raise pytest.UsageError(printable_lines(f"pytest-bfcl: {exc}")) from None
     except KeyboardInterrupt as exc:  # pytest's terminal is not there yet to say it
         pytest.exit(interrupted_at_start(exc), returncode=pytest.ExitCode.INTERRUPTED)
     plugin = WorkerPlugin if is_worker(config) else ControllerPlugin

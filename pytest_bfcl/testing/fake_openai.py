@@ -27,6 +27,7 @@ from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import Entry
 from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.oracle import OracleModel
+from pytest_bfcl.testing.echoed_key import echo_key
 from pytest_bfcl.testing.entry_match import (
     TOOL_RESULTS_PREFIX,
     asked_conversation,
@@ -101,6 +102,9 @@ class FakeOpenAI:
         # with this many characters of reasoning_content
         self.searches = 1000
         self.reasoning_chars = 3_000_000
+        # an "echo_key" answer: the request's key and Authorization header in the answer and
+        # its reasoning, with this text beside them
+        self.echo_extra = ""
         self.patch: dict[str, Any] = {}  # fields merged into every completion (odd shapes)
         self.requests: Counter[str] = Counter()  # entry id -> requests received
         self.authorizations: list[str] = []  # the Authorization header of each chat request
@@ -300,6 +304,9 @@ class FakeOpenAI:
                     )
                 if fault == "500":
                     return self._send(500, {"error": {"message": "boom"}})
+                if fault == "hostile_error":  # words that would rewrite the log around them
+                    words = "boom\x1b[2J\rPASSED all\n\u202edessap \ud800" + "x" * 100_000
+                    return self._send(500, {"error": {"message": words}})
                 if fault == "stall":
                     time.sleep(3)
                     return self._send(500, {"error": {"message": "late"}})
@@ -322,6 +329,8 @@ class FakeOpenAI:
                 if fault == "search_flood":
                     return self._send(200, search_flood(body, fake.searches))
                 completion = fake.completion(body, answer[fake.mode], fake.mode, fault, fake.flood)
+                if fault == "echo_key" and completion["choices"]:
+                    echo_key(completion["choices"][0]["message"], self.headers, fake.echo_extra)
                 if fault == "reasoning_flood" and completion["choices"]:
                     message = completion["choices"][0]["message"]
                     message["reasoning_content"] = "r" * fake.reasoning_chars
