@@ -46,6 +46,7 @@ def run_metadata(run: BfclRun) -> dict[str, Any]:
     return {
         "model": run.model.name,
         "model_info": run.model.metadata(),
+        "model_revision": settings.model_revision or None,
         "mode": scoring.mode,
         "underscore_to_dot": scoring.underscore_to_dot,
         "reasoning": scoring.reasoning,
