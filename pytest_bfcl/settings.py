@@ -77,6 +77,8 @@ class Settings(BaseModel):
     baseline_path: Path | None = None
     save_baseline_path: Path | None = None
     baseline_common: bool = False  # compare on the common part of a mismatched baseline
+    # request settings set apart from the baseline's on purpose: measured, not refused
+    settings_change: tuple[str, ...] = ()
     # gate on what was scored even when entries are missing (the reports say "incomplete")
     allow_incomplete: bool = False
     # score each category over the entries present, as the leaderboard's --partial-eval

@@ -101,7 +101,7 @@ class ControllerPlugin(SessionPlugin):
         """Categories of the default selection this install cannot run, in one line; a
         sequential run's stages and what its last stage detects (before anything is asked)."""
         lines = [left_out_line(self.run.left_out)] if self.run.left_out else []
-        lines += identity_header(self.run)
+        lines += identity_header(self.run) + self.run.settings_changes
         if self.stages is not None:
             return lines + self.stages.plan_lines()
         return lines + self.sample_detects
