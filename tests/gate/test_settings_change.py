@@ -18,6 +18,7 @@ from pytest_bfcl.gate.settings_change import (
     setting_differences,
     undeclared,
 )
+from pytest_bfcl.record_baseline import main as record_baseline
 from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
 
@@ -111,6 +112,12 @@ def test_a_declared_max_tokens_change_is_measured_and_decided_as_usual(pytester,
     )  # fmt: skip
     assert compared.returncode == 0, compared.stderr
     assert "settings differ from the baseline (declared): --bfcl-max-tokens" in compared.stdout
+    # landed: the default branch's run records the new baseline in place of the committed one
+    committed = tmp_path / "committed.json"
+    committed.write_bytes(baseline.read_bytes())
+    assert record_baseline([str(committed), str(tmp_path / "run.json")]) == 0
+    assert committed.read_bytes() == (tmp_path / "run.json").read_bytes()
+    assert record_baseline([str(committed), str(tmp_path / "run.json")]) == 0  # alike: kept
     # a worse model under the declared change still fails the gate
     with FakeOpenAI(dataset, []) as worse:
         failed, _ = _endpoint_run(
