@@ -129,8 +129,15 @@ def _request_setting_difference(
     was, now = _request_setting(recorded, setting), _request_setting(metadata, setting)
     if was is _UNSTAMPED or now is _UNSTAMPED or was == now:
         return []
-    line = f"{option} differs: baseline {was!r}, this run {now!r} (the requests differ)"
+    line = (
+        f"{option} differs: baseline {_setting(was)}, this run {_setting(now)} "
+        "(the requests differ)"
+    )
     return [SettingDifference(setting, line)]
+
+
+def _setting(value: Any) -> str:
+    return "unset (the server's default)" if value is None else repr(value)
 
 
 def _extra_body_difference(

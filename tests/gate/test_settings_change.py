@@ -88,7 +88,7 @@ def test_a_declared_max_tokens_change_is_measured_and_decided_as_usual(pytester,
         measured, report = _endpoint_run(
             pytester, server.base_url, tmp_path, "declared", "--bfcl-max-tokens=1024",
             f"--bfcl-baseline={baseline}", "--bfcl-settings-change=max_tokens",
-            f"--bfcl-save-baseline={tmp_path / 'run.json'}",
+            f"--bfcl-save-baseline={tmp_path / 'run.json'}", f"--bfcl-html={tmp_path / 'r.html'}",
         )  # fmt: skip
     assert refused.ret == 4
     [line] = [x for x in refused.stderr.lines if "does not fit" in x]
@@ -104,6 +104,9 @@ def test_a_declared_max_tokens_change_is_measured_and_decided_as_usual(pytester,
     assert "--bfcl-max-tokens differs" in note and data["metadata"]["settings_change"] == [
         "max_tokens"
     ]
+    assert "settings changed on purpose" in (tmp_path / "r.html").read_text()
+    stamp = json.loads((tmp_path / "run.json").read_text())["metadata"]
+    assert stamp["settings_changes"] == [note]  # the run's baseline says it too
     junit = (tmp_path / "declared.xml").read_text()
     assert 'name="bfcl_settings_changes"' in junit
     compared = subprocess.run(

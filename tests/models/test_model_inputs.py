@@ -132,6 +132,7 @@ def test_a_chat_template_edited_in_place_asks_vllm_again(pytester, stand_in, tmp
             "--bfcl-vllm-args=--tool-call-parser hermes --chat-template chat.jinja",
             "--bfcl-category=live_parallel", f"--bfcl-cache-dir={tmp_path / 'cache'}",
             f"--bfcl-report={report}", "--bfcl-retries=1", "-p", "no:cacheprovider",
+            f"--bfcl-save-baseline={tmp_path / 'baseline.json'}",
         )  # fmt: skip
 
     run().assert_outcomes(passed=16)
@@ -148,6 +149,8 @@ def test_a_chat_template_edited_in_place_asks_vllm_again(pytester, stand_in, tmp
     now = json.loads(report.read_text())["metadata"]["model_info"]["inputs"]
     assert set(first) == set(now) == {"chat.jinja"} and first != now
     assert f"model inputs: chat.jinja ({now['chat.jinja']})" in edited.stdout.str()
+    stamp = json.loads((tmp_path / "baseline.json").read_text())["metadata"]
+    assert stamp["model_info"]["inputs"] == now  # the baseline says what it was recorded with
 
 
 def test_a_server_command_s_checkpoint_replaced_at_its_path_is_asked_again(
