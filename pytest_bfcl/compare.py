@@ -31,6 +31,8 @@ from pytest_bfcl.gate import (
     evaluate_gate,
     incompatibilities,
     load_baseline,
+    measured_note,
+    setting_differences,
     signing_key,
     stamp_differences,
 )
@@ -38,7 +40,7 @@ from pytest_bfcl.redact import escaped, printable, redact_data, redact_text
 from pytest_bfcl.report.answers import baseline_lines
 from pytest_bfcl.report.html.answer_diff import DiffBudget, answer_fields
 from pytest_bfcl.report.html.facts import EntryRecord
-from pytest_bfcl.report.render import gate_block
+from pytest_bfcl.report.render import gate_block, model_inputs
 from pytest_bfcl.scores.board import ScoreBoard, Scores
 from pytest_bfcl.settings import GateSettings
 
@@ -195,8 +197,11 @@ def compare_runs(
     """The gate's decision on ``after`` against ``before``, on the entries both scored, and
     ``after``'s scores on them. Runs whose verdicts are not comparable (other rules,
     sampling, request fields, data or mode) are refused, as the gate refuses them."""
-    problems = stamp_differences(before, after.metadata) + [
-        p for p in incompatibilities(before, after.metadata) if not p.startswith("categories")
+    declared = declared_changes(after)
+    problems = stamp_differences(before, after.metadata, declared) + [
+        p
+        for p in incompatibilities(before, after.metadata, declared)
+        if not p.startswith("categories")
     ]
     if problems:
         raise CompareError(f"these runs cannot be compared: {'; '.join(dict.fromkeys(problems))}")
@@ -222,6 +227,32 @@ def compare_runs(
     return gate, board.scores()
 
 
+def declared_changes(after: Baseline) -> tuple[str, ...]:
+    """The request settings the later run declared changed on purpose (its
+    ``--bfcl-settings-change``): measured, as its gate measured them."""
+    declared = after.metadata.get("settings_change")
+    return tuple(str(d) for d in declared) if isinstance(declared, list) else ()
+
+
+def run_differences(before: Baseline, after: Baseline) -> list[str]:
+    """What a reviewer must know differs between the runs besides their answers: the model's
+    inputs whose digest changed, and the request settings declared changed."""
+    lines = []
+    was, now = model_inputs(before.metadata), model_inputs(after.metadata)
+    for path in sorted(set(was) | set(now)):
+        if was.get(path) != now.get(path):
+            lines.append(
+                f"model input {path}: before {was.get(path, 'absent')}, "
+                f"after {now.get(path, 'absent')}"
+            )
+    changes = [
+        d
+        for d in setting_differences(before.metadata, after.metadata)
+        if d.name in declared_changes(after)
+    ]
+    return lines + ([measured_note(changes)] if changes else [])
+
+
 def compare_lines(
     args: argparse.Namespace, before: Baseline, after: Baseline, gate: GateResult
 ) -> list[str]:
@@ -234,6 +265,7 @@ def compare_lines(
         f"compared on the {common:,} entries both runs scored "
         f"(before alone: {len(before.verdicts) - common:,}, after alone: "
         f"{len(after.verdicts) - common:,})",
+        *run_differences(before, after),
         "",
         *gate_block(gate),
     ]

@@ -179,6 +179,25 @@ def choice(*allowed: str) -> Rule:
     return Rule(f"one of {', '.join(allowed)}", convert)
 
 
+def choices(*allowed: str) -> Rule:
+    """Words of a fixed set, comma-separated (any case, each once)."""
+
+    def convert(value: Any) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = value.split(",")
+        if not isinstance(value, list | tuple):
+            raise Unfit
+        words = [str(w).strip().lower() for w in value if str(w).strip()]
+        if any(w not in allowed for w in words):
+            raise Unfit
+        return tuple(dict.fromkeys(words))
+
+    return Rule(f"names from {', '.join(allowed)}, comma-separated", convert)
+
+
+# The request settings a pull request may change on purpose (gate/settings_change.py).
+DECLARABLE_SETTINGS = ("max_tokens", "temperature", "extra_body", "wire_format", "history_echo")
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -409,6 +428,7 @@ def _categories(value: Any) -> Any:
 
 
 TEXT = Rule("a text", _text)
+SETTINGS_CHANGE = choices(*DECLARABLE_SETTINGS)
 SWITCH = Rule("true or false", _switch)
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, expand_categories
 from pytest_bfcl.option_rules import (
@@ -36,6 +37,8 @@ from pytest_bfcl.scoring import REFERENCE_TEMPERATURE, HistoryEcho, Mode, Reason
 # The header that names a request's conversation by default: the first one vllm-router's
 # consistent_hash policy reads, and the name other LLM gateways read for sticky sessions.
 SESSION_HEADER = "X-Session-ID"
+# names the served model's revision when --bfcl-model-revision does not (CI sets it per commit)
+REVISION_ENV = "BFCL_MODEL_REVISION"
 
 DEFAULT_CATEGORIES = "all_scoring"
 
@@ -78,6 +81,8 @@ class Settings(BaseModel):
     baseline_path: Path | None = None
     save_baseline_path: Path | None = None
     baseline_common: bool = False  # compare on the common part of a mismatched baseline
+    # request settings set apart from the baseline's on purpose: measured, not refused
+    settings_change: tuple[str, ...] = ()
     # gate on what was scored even when entries are missing (the reports say "incomplete")
     allow_incomplete: bool = False
     # score each category over the entries present, as the leaderboard's --partial-eval
@@ -120,6 +125,8 @@ class Settings(BaseModel):
     no_cache: bool = False
     refresh: bool = False
     model_identity: str = ""
+    # the served model's revision, in the cache identity (a commit: another one asks again)
+    model_revision: str = Field(default_factory=lambda: os.environ.get(REVISION_ENV, ""))
     results_dir: Path | None = None
     progress_interval: float = 30.0  # seconds between progress lines; 0: none
     # an OpenAI-compatible server started for the session (--bfcl-server-cmd)

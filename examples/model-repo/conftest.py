@@ -1,6 +1,7 @@
 """The model repository's conftest: its own tool-calling cases as a category beside the
-benchmark's, and the checkpoint under test named in the pytest header and the junit file, so a
-dashboard can tell which model produced which scores."""
+benchmark's, and the checkpoint under test ($BFCL_MODEL_REVISION, which the plugin also names
+in its header and keys its response cache by) on every entry's junit testcase, so a dashboard
+can tell which model produced which scores."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from pytest_bfcl.dataset.custom import CustomCategory
 
 HERE = Path(__file__).parent
-REVISION = os.environ.get("MODEL_REVISION", "local working tree")
+REVISION = os.environ.get("BFCL_MODEL_REVISION", "local working tree")
 
 
 # optionalhook: pytest-bfcl declares this hook; with the plugin left out (-p no:bfcl) pytest
@@ -29,10 +30,6 @@ def pytest_bfcl_add_categories() -> list[CustomCategory]:
             checker="simple",
         )
     ]
-
-
-def pytest_report_header(config: pytest.Config) -> str:
-    return f"model checkpoint: {REVISION}"
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -52,6 +52,13 @@ from pytest_bfcl.gate.sequential import (
     sequential_plan,
     stop_reason,
 )
+from pytest_bfcl.gate.settings_change import (
+    SettingDifference,
+    extra_body_digest,
+    measured_note,
+    refusal_hint,
+    setting_differences,
+)
 
 __all__ = [
     "ANSWER_LIMIT",
@@ -63,6 +70,7 @@ __all__ = [
     "Detection",
     "GateResult",
     "SequentialRecord",
+    "SettingDifference",
     "SignatureError",
     "StageCost",
     "StageDecision",
@@ -75,14 +83,18 @@ __all__ = [
     "detections",
     "evaluate_gate",
     "extension_line",
+    "extra_body_digest",
     "incompatibilities",
     "incompleteness",
     "load_baseline",
+    "measured_note",
     "merge_baselines",
     "missing_by_category",
     "new_run_id",
     "plan",
+    "refusal_hint",
     "sequential_plan",
+    "setting_differences",
     "signed",
     "signing_key",
     "stamp_differences",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from pytest_bfcl.gate.baseline_integrity import (
     totals_problems,
 )
 from pytest_bfcl.gate.baseline_signature import signature_problems
+from pytest_bfcl.gate.settings_change import setting_differences, undeclared
 
 BASELINE_FORMAT = "pytest-bfcl-baseline/3"
 # Read as well: the second format (one verdict per entry, no stamps) and the first, checked
@@ -216,8 +218,14 @@ def tampering(baseline: Baseline) -> list[str]:
     return problems
 
 
-def incompatibilities(baseline: Baseline, metadata: dict[str, Any]) -> list[str]:
-    """Why a baseline cannot be compared with this run, one line per difference."""
+def incompatibilities(
+    baseline: Baseline,
+    metadata: dict[str, Any],
+    declared: Iterable[str] = (),
+    extra: dict[str, Any] | None = None,
+) -> list[str]:
+    """Why a baseline cannot be compared with this run, one line per difference (request
+    settings ``declared`` changed on purpose left out)."""
     problems = []
     base_data = baseline.metadata.get("dataset", {})
     run_data = metadata.get("dataset", {})
@@ -237,14 +245,21 @@ def incompatibilities(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
     )
     if missing:
         problems.append(f"categories not in the baseline: {', '.join(missing)}")
-    return problems + stamp_differences(baseline, metadata)
+    return problems + stamp_differences(baseline, metadata, declared, extra)
 
 
-def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]:
-    """The stamps that make verdicts comparable: the verdict rules, the sampling temperature,
-    the deviations from the leaderboard (``--bfcl-exact-call-text``), and enough samples per
-    entry. A baseline of the second format carries none of them and is
-    taken as one sample under the first rules."""
+def stamp_differences(
+    baseline: Baseline,
+    metadata: dict[str, Any],
+    declared: Iterable[str] = (),
+    extra: dict[str, Any] | None = None,
+) -> list[str]:
+    """The stamps that make verdicts comparable: the verdict rules, the request settings
+    (:mod:`settings_change`; those ``declared`` changed on purpose are measured instead), the
+    deviations from the leaderboard (``--bfcl-exact-call-text``), and enough samples per
+    entry. ``extra``: the run's unmasked extra request fields, to check the baseline's digest.
+    A baseline of the second format carries none of them and is taken as one sample under the
+    first rules."""
     recorded = baseline.metadata
     problems = []
     rules = recorded.get("scoring_rules", 1)
@@ -254,12 +269,7 @@ def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
             f"{metadata.get('scoring_rules')} (verdicts changed between them; record the "
             "baseline again with this version)"
         )
-    if "temperature" in recorded and recorded.get("temperature") != metadata.get("temperature"):
-        problems.append(
-            f"temperature differs: baseline {_temperature(recorded.get('temperature'))}, "
-            f"this run {_temperature(metadata.get('temperature'))}"
-        )
-    problems += request_differences(recorded, metadata)
+    problems += undeclared(setting_differences(recorded, metadata, extra), declared)
     before = recorded.get("leaderboard_deviations") or []
     now = metadata.get("leaderboard_deviations") or []
     if before != now:
@@ -274,73 +284,6 @@ def stamp_differences(baseline: Baseline, metadata: dict[str, Any]) -> list[str]
             f"{baseline.samples} (record it with at least as many, or merge baselines)"
         )
     return problems + policy_differences(recorded, metadata)
-
-
-def _temperature(value: Any) -> str:
-    # None: the run sent no requests (oracle, replay: a baseline that fits no served model)
-    return "none (a model that asks no endpoint: oracle, replay)" if value is None else repr(value)
-
-
-# Model kinds that speak chat completions, for baselines recorded before the wire format was
-# stamped (a Responses run's model_info said so already).
-_CHAT_KINDS = ("openai-compatible", "vllm", "started-server")
-
-
-def wire_format_of(metadata: dict[str, Any]) -> str | None:
-    """The API a run's requests went over; None for models that send none (oracle, replay)."""
-    info = metadata.get("model_info")
-    info = info if isinstance(info, dict) else {}
-    stamped = metadata.get("wire_format") or info.get("wire_format")
-    if stamped:
-        return str(stamped)
-    return "chat-completions" if info.get("kind") in _CHAT_KINDS else None
-
-
-# Endpoint settings that change every request, as the model's metadata records them.
-_REQUEST_SETTINGS = (("max_tokens", "--bfcl-max-tokens"), ("history_echo", "--bfcl-history-echo"))
-_UNSTAMPED = object()  # recorded before the setting was (or by a model that sends none)
-
-
-def _request_setting(metadata: dict[str, Any], name: str) -> Any:
-    info = metadata.get("model_info")
-    info = info if isinstance(info, dict) else {}
-    where = info.get("sampling") if name == "max_tokens" else info
-    return where.get(name, _UNSTAMPED) if isinstance(where, dict) else _UNSTAMPED
-
-
-def request_differences(recorded: dict[str, Any], metadata: dict[str, Any]) -> list[str]:
-    """What changes the requests themselves: the wire format, and the extra request fields
-    (by value, and by the digest of their unmasked values: a masked secret reads ``***``)."""
-    problems = []
-    before, now = wire_format_of(recorded), wire_format_of(metadata)
-    if before and now and before != now:
-        problems.append(
-            f"wire format differs: baseline {before}, this run {now} (--bfcl-wire-format: "
-            "another API's answers are other answers)"
-        )
-    for setting, option in _REQUEST_SETTINGS:
-        was, now_set = _request_setting(recorded, setting), _request_setting(metadata, setting)
-        if was is not _UNSTAMPED and now_set is not _UNSTAMPED and was != now_set:
-            problems.append(
-                f"{option} differs: baseline {was!r}, this run {now_set!r} (the requests differ)"
-            )
-    extra, recorded_extra = metadata.get("extra_body") or {}, recorded.get("extra_body") or {}
-    digests = recorded.get("extra_body_digest"), metadata.get("extra_body_digest")
-    if extra != recorded_extra:
-        problems.append(
-            f"request fields differ (--bfcl-extra-body): baseline {_json(recorded_extra)}, "
-            f"this run {_json(extra)}"
-        )
-    elif all(digests) and digests[0] != digests[1]:
-        problems.append(
-            f"request fields differ (--bfcl-extra-body): {_json(extra)} alike, but the "
-            "masked values differ (another key or secret was sent)"
-        )
-    return problems
-
-
-def _json(fields: Any) -> str:
-    return json.dumps(fields, sort_keys=True) if fields else "none"
 
 
 def version_note(baseline: Baseline, metadata: dict[str, Any]) -> str | None:

@@ -128,6 +128,7 @@ def _endpoint_model(
     from pytest_bfcl.dataset.texts import load_texts
     from pytest_bfcl.models.cache import ResponseCache
     from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
+    from pytest_bfcl.models.serving_inputs import served_identity
     from pytest_bfcl.models.vllm_server import make_vllm_model
 
     cache = None
@@ -153,9 +154,10 @@ def _endpoint_model(
         return make_served_model(spec, settings, scoring, texts, cache, hook)
     if spec.startswith("vllm:"):
         return make_vllm_model(spec, settings, scoring, texts, cache, hook)
-    endpoint = EndpointSettings.from_settings(
-        settings, spec, settings.base_urls, settings.model_identity
-    )
+    # A remote model is known by its name, its revision (when one is given) and the
+    # project's extra identity: nothing of its weights can be read from here.
+    identity = served_identity("", {}, settings.model_revision, settings.model_identity)
+    endpoint = EndpointSettings.from_settings(settings, spec, settings.base_urls, identity)
     if settings.wire_format == "responses":
         return _responses_model(endpoint, settings, scoring, texts, source, cache, hook)
     return OpenAIChatModel(endpoint, scoring, texts, cache, hook)

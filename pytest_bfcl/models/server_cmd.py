@@ -23,6 +23,7 @@ from pytest_bfcl.models.server_process import (
     free_port,
     stop_servers_left_behind,
 )
+from pytest_bfcl.models.serving_inputs import input_digests, served_identity
 from pytest_bfcl.models.started_servers import StartedServersModel
 from pytest_bfcl.option_rules import SERVER_PORT_FIELD, server_command_words
 from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args
@@ -71,11 +72,20 @@ def make_served_model(
         )
         server.start()
         url = server.base_url
-    # The command decides the answers, the port does not: the identity keeps "{port}", so a
-    # rerun on another port answers from the cache. Secrets are masked out of it.
-    identity = f"server:{shlex.join(redact_args(words))} {settings.model_identity}".strip()
+    # The command and the content of every file it names (a checkpoint replaced at the same
+    # path, an edited chat template) decide the answers, the port does not: the identity keeps
+    # "{port}", so a rerun on another port answers from the cache. Secrets are masked out of it.
+    inputs = input_digests(words)
+    identity = served_identity(
+        f"server:{shlex.join(redact_args(words))}",
+        inputs,
+        settings.model_revision,
+        settings.model_identity,
+    )
     endpoint = EndpointSettings.from_settings(settings, spec, (url,), identity)
-    return ServedChatModel(endpoint, scoring, texts, cache, hook, server, words, log)
+    model = ServedChatModel(endpoint, scoring, texts, cache, hook, server, words, log)
+    model.inputs = inputs
+    return model
 
 
 class ServedChatModel(StartedServersModel):
@@ -96,6 +106,7 @@ class ServedChatModel(StartedServersModel):
         super().__init__(endpoint, scoring, texts, cache, hook, servers, [log_path])
         self.server = server
         self.command = command
+        self.inputs: dict[str, str] = {}  # the files the command names, by content digest
 
     def metadata(self) -> dict[str, Any]:
         info = super().metadata()
@@ -105,6 +116,7 @@ class ServedChatModel(StartedServersModel):
             "log": str(self.log_path),
             "shared_from_controller": self.server is None,
         }
+        info["inputs"] = dict(self.inputs)
         return redact_data(info)
 
     def shared_server(self) -> dict[str, str]:

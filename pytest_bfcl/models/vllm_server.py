@@ -35,6 +35,7 @@ from pytest_bfcl.models.server_process import (
     start_all,
     stop_servers_left_behind,
 )
+from pytest_bfcl.models.serving_inputs import input_digests, served_identity
 from pytest_bfcl.models.start_request import StartRequest
 from pytest_bfcl.models.started_servers import StartedServersModel
 from pytest_bfcl.models.vllm_launch import (
@@ -238,12 +239,21 @@ def make_vllm_model(
     # the answers; a key's value does not, so it stays out of the identity (masked), and a
     # rotated key keeps the cache. The replicas and their devices do not either: every replica
     # answers alike.
+    # Every file a flag names (a chat template, a tool parser plugin, a LoRA adapter) counts
+    # by its content, as the checkpoint does: one edited in place is asked again.
     flags = shlex.join(redact_args(extra))
     checkpoint = checkpoint_identity(model_path)
-    identity = f"vllm:{checkpoint} {flags} {settings.model_identity}".strip()
+    inputs = input_digests(extra)
+    identity = served_identity(
+        f"vllm:{checkpoint} {flags}".strip(),
+        inputs,
+        settings.model_revision,
+        settings.model_identity,
+    )
     endpoint = EndpointSettings.from_settings(settings, served, urls, identity)
     model = VllmChatModel(endpoint, scoring, texts, cache, hook, servers, extra, logs, on_request)
     model.checkpoint = checkpoint
+    model.inputs = inputs
     if cache is None or settings.refresh:  # every entry asks the server
         model.start_servers()
     return model
@@ -270,6 +280,7 @@ class VllmChatModel(StartedServersModel):
         super().__init__(endpoint, scoring, texts, cache, hook, list(servers), log_paths)
         self.serving_args = serving_args
         self.checkpoint = ""  # a local checkpoint's resolved path and files digest
+        self.inputs: dict[str, str] = {}  # the files the serving flags name, by content digest
         self.start_request = start_request
         self._started = not servers and start_request is None
         self._start_failure: str | None = None
@@ -325,6 +336,7 @@ class VllmChatModel(StartedServersModel):
             "shared_from_controller": not self.servers,
             "started": self._started,
         }
+        info["inputs"] = dict(self.inputs)
         if len(self.log_paths) > 1:
             devices = {s.log_path: (s.env or {}).get("CUDA_VISIBLE_DEVICES") for s in self.servers}
             info["vllm"]["replicas"] = [

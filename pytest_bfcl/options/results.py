@@ -47,6 +47,14 @@ RESULTS_OPTIONS: tuple[Option, ...] = (
         rule=rules.FILE_TO_WRITE,
     ),
     Option(
+        "--bfcl-settings-change",
+        "settings_change",
+        "request settings this change sets apart from the baseline's on purpose (max_tokens, "
+        "temperature, extra_body, wire_format, history_echo, comma-separated): the gate "
+        "measures their effect against the baseline instead of refusing it",
+        rule=rules.SETTINGS_CHANGE,
+    ),
+    Option(
         "--bfcl-baseline-common",
         "baseline_common",
         "compare with a baseline from other data/categories/mode on the entries both have",

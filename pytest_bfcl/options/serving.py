@@ -240,6 +240,14 @@ SERVING_OPTIONS: tuple[Option, ...] = (
         rule=rules.number(at_least=0),
     ),
     Option(
+        "--bfcl-model-revision",
+        "model_revision",
+        "what names the served model's revision (a commit, a deployment's version), part of "
+        "the response cache's identity: another revision is asked again (default "
+        "$BFCL_MODEL_REVISION)",
+        rule=rules.TEXT,
+    ),
+    Option(
         "--bfcl-model-identity",
         "model_identity",
         "extra cache identity (checkpoint hash, serving flags); a change invalidates the cache",

@@ -44,7 +44,7 @@ from pytest_bfcl.report.html.entries import HtmlEntries
 from pytest_bfcl.report.json_report import build_report
 from pytest_bfcl.report.junit.summary import add_summary_testcases
 from pytest_bfcl.report.markdown import markdown_summary
-from pytest_bfcl.report.render import gate_block, score_table
+from pytest_bfcl.report.render import gate_block, run_properties, score_table
 from pytest_bfcl.report.usage import replica_lines, usage_line
 from pytest_bfcl.scores.board import ScoreBoard, Scores
 from pytest_bfcl.scoring import CONTEXT_ERROR_TYPE
@@ -198,7 +198,9 @@ def write_reports(outcome: RunOutcome, finished: FinishedRun) -> None:
         write(
             "junit",
             outcome.junit_path,
-            lambda p: add_summary_testcases(p, scores, gate, outcome.pending_explanations),
+            lambda p: add_summary_testcases(
+                p, scores, gate, outcome.pending_explanations, run_properties(outcome.metadata)
+            ),
         )
     if outcome.results_root is not None and _holds_a_file(outcome.results_root):
         finished.written.append(("generations", outcome.results_root))

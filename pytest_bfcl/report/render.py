@@ -35,6 +35,38 @@ def not_comparable_lines(metadata: dict[str, Any]) -> list[str]:
     return [f"{'; '.join(map(str, found))}: scores not comparable to the leaderboard"]
 
 
+def model_inputs(metadata: dict[str, Any]) -> dict[str, str]:
+    """The files a started server was given, by their content digest (none for others)."""
+    info = metadata.get("model_info")
+    inputs = info.get("inputs") if isinstance(info, dict) else None
+    return {str(k): str(v) for k, v in inputs.items()} if isinstance(inputs, dict) else {}
+
+
+def identity_notes(metadata: dict[str, Any]) -> list[str]:
+    """What a reviewer needs to know of the model asked and of the settings compared: the
+    inputs and their digests, the revision, and the request settings declared changed from
+    the baseline (the comparison measures their effect)."""
+    lines = []
+    if inputs := model_inputs(metadata):
+        lines.append("model inputs: " + ", ".join(f"{k} ({v})" for k, v in inputs.items()))
+    if metadata.get("model_revision"):
+        lines.append(f"model revision: {metadata['model_revision']}")
+    return lines + [str(line) for line in metadata.get("settings_changes") or []]
+
+
+def run_properties(metadata: dict[str, Any]) -> dict[str, str]:
+    """The junit summary testcases' properties of the run: its model's inputs with their
+    digests, its revision, the request settings declared changed from the baseline."""
+    found = {}
+    if inputs := model_inputs(metadata):
+        found["bfcl_model_inputs"] = " ".join(f"{k}@{v}" for k, v in inputs.items())
+    if metadata.get("model_revision"):
+        found["bfcl_model_revision"] = str(metadata["model_revision"])
+    if metadata.get("settings_changes"):
+        found["bfcl_settings_changes"] = " ".join(map(str, metadata["settings_changes"]))
+    return found
+
+
 def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
     lines = [
         f"model: {metadata.get('model')}  mode: {metadata.get('mode')}  dataset: "
@@ -42,6 +74,7 @@ def score_table(scores: Scores, metadata: dict[str, Any]) -> list[str]:
         *([str(metadata["leaderboard_note"])] if metadata.get("leaderboard_note") else []),
         *([extra_body_note(metadata["extra_body"])] if metadata.get("extra_body") else []),
         *not_comparable_lines(metadata),
+        *identity_notes(metadata),
         *(
             [
                 "scoring: --bfcl-partial-eval (each category over the entries present, as the "

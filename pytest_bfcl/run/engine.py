@@ -87,9 +87,9 @@ class BfclRun:
         self.progress = Progress()
         # Categories of the default selection left out: the extra each needs is not installed.
         self.left_out: dict[str, str] = {}
-        # Whether generations keep their conversations' inference logs once any results dir
-        # has them (the HTML report and observers read them; the pytest glue says when not).
+        # Whether generations keep conversations' inference logs once a results dir has them.
         self.keep_inference_logs = True
+        self.settings_changes: list[str] = []  # declared differences from the baseline, measured
         # Verdicts worked out on the generating thread, by entry id, with their generation.
         self._verdicts: dict[str, tuple[Generation, Verdict]] = {}
         self._verdicts_lock = threading.Lock()

@@ -3,11 +3,10 @@ scoring rules and the gate's settings), unmasked: ``BfclRun.metadata`` masks sec
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import TYPE_CHECKING, Any
 
 from pytest_bfcl import __version__
+from pytest_bfcl.gate import extra_body_digest as salted_digest
 from pytest_bfcl.run.leaderboard import deviations
 from pytest_bfcl.scoring import SCORING_RULES_VERSION
 
@@ -32,13 +31,10 @@ def extra_body(run: BfclRun) -> dict[str, Any]:
 
 
 def extra_body_digest(run: BfclRun) -> str | None:
-    """sha256 of the request fields as sent: the reports mask a secret among them (``***``),
-    and two runs whose secrets differ still send other requests."""
-    extra = extra_body(run)
-    if not extra:
-        return None
-    text = json.dumps(extra, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
+    """A salted, stretched digest of the request fields as sent: the reports mask a secret
+    among them (``***``), and two runs whose secrets differ still send other requests; the
+    salt keeps a guessable secret from being found again from the digest."""
+    return salted_digest(extra_body(run))
 
 
 def run_metadata(run: BfclRun) -> dict[str, Any]:
@@ -46,6 +42,7 @@ def run_metadata(run: BfclRun) -> dict[str, Any]:
     return {
         "model": run.model.name,
         "model_info": run.model.metadata(),
+        "model_revision": settings.model_revision or None,
         "mode": scoring.mode,
         "underscore_to_dot": scoring.underscore_to_dot,
         "reasoning": scoring.reasoning,
@@ -69,6 +66,8 @@ def run_metadata(run: BfclRun) -> dict[str, Any]:
         "wire_format": run.model.metadata().get("wire_format"),
         "extra_body": extra_body(run),
         "extra_body_digest": extra_body_digest(run),
+        "settings_change": list(run.settings.settings_change),
+        "settings_changes": list(run.settings_changes),
         "scoring_rules": SCORING_RULES_VERSION,
         "known_errors": settings.known_errors,
         "gate": settings.gate.model_dump(),

@@ -18,6 +18,7 @@ from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.errors import SetupError
 from pytest_bfcl.gate import Baseline, GateResult
 from pytest_bfcl.models.base import ModelSpecError
+from pytest_bfcl.models.serving_inputs import identity_lines
 from pytest_bfcl.perf import collect_and_freeze, freeze_long_lived
 from pytest_bfcl.pytest_private import remember_failed
 from pytest_bfcl.redact import printable_lines, redact_data
@@ -100,6 +101,7 @@ class ControllerPlugin(SessionPlugin):
         """Categories of the default selection this install cannot run, in one line; a
         sequential run's stages and what its last stage detects (before anything is asked)."""
         lines = [left_out_line(self.run.left_out)] if self.run.left_out else []
+        lines += identity_header(self.run) + self.run.settings_changes
         if self.stages is not None:
             return lines + self.stages.plan_lines()
         return lines + self.sample_detects
@@ -433,3 +435,10 @@ class ControllerPlugin(SessionPlugin):
             terminalreporter.write_sep("=", title)
             for line in lines:
                 terminalreporter.write_line(line)
+
+
+def identity_header(run: BfclRun) -> list[str]:
+    """The header's lines on what the response cache knows the model by (its inputs'
+    digests, its revision, or that a remote model's answers are trusted by name)."""
+    info, cached = run.model.metadata(), not run.settings.no_cache
+    return [redact_text(line) for line in identity_lines(info, run.settings.model_revision, cached)]

@@ -20,6 +20,9 @@ from pytest_bfcl.gate import (
     category_noise,
     incompatibilities,
     load_baseline,
+    measured_note,
+    refusal_hint,
+    setting_differences,
     signing_key,
     stamp_differences,
 )
@@ -27,9 +30,11 @@ from pytest_bfcl.markers import register_markers
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.replay import ReplayError
 from pytest_bfcl.names import PLUGIN_NAME
+from pytest_bfcl.option_rules import DECLARABLE_SETTINGS
 from pytest_bfcl.perf import allow_freezing, quick_interpreter_exit
 from pytest_bfcl.redact import printable_lines
 from pytest_bfcl.run.engine import BfclRun
+from pytest_bfcl.run.run_metadata import extra_body
 from pytest_bfcl.session.common import owns_process
 from pytest_bfcl.session.controller import ControllerPlugin
 from pytest_bfcl.session.handoff import WorkerHandoff, is_worker, session_id
@@ -63,7 +68,7 @@ def start(
             run.unavailable.update(handoff.unavailable)
             if handoff.ejected:
                 run.model.take_out_of_rotation(handoff.ejected)
-        baseline = _load_compatible_baseline(settings, run)
+        baseline = _load_compatible_baseline(settings, run, _ini_baseline(config))
     except ModelSpecError as exc:
         message = f"pytest-bfcl: {_model_named(exc, values, names)}"
         raise pytest.UsageError(printable_lines(message)) from None
@@ -103,30 +108,55 @@ def worker_input(config: pytest.Config) -> dict[str, str]:
     return handoff.worker_input()
 
 
-def _load_compatible_baseline(settings: Settings, run: BfclRun) -> Baseline | None:
+def _load_compatible_baseline(
+    settings: Settings, run: BfclRun, home: str | None = None
+) -> Baseline | None:
+    """The baseline, when it fits the run: verdicts under other rules or sampling, or of a
+    stand-in model, compare with nothing; request settings declared changed are measured
+    (the run's reports say which). ``home``: where the project keeps its baseline (the ini's
+    ``bfcl_baseline``), named by a refusal rather than a copy the command line points at."""
     key = signing_key(settings.baseline_key_env)  # an unset key: found before the run
     if settings.baseline_path is None:
         return None
     baseline = load_baseline(settings.baseline_path, key)
     metadata = run.metadata()
-    # verdicts under other rules or sampling, or of a stand-in model, compare with nothing
-    stamps = stand_in_difference(baseline, metadata) + stamp_differences(baseline, metadata)
+    extra = extra_body(run)
+    changes = setting_differences(baseline.metadata, metadata, extra)
+    declared = settings.settings_change
+    stamps = stand_in_difference(baseline, metadata) + stamp_differences(
+        baseline, metadata, declared, extra
+    )
     if stamps:
+        declarable = [c.line for c in changes if c.name in DECLARABLE_SETTINGS]
+        if declarable and set(stamps) <= set(declarable):
+            fix = refusal_hint(changes, declared)
+        else:
+            fix = f"Record this model's first baseline: {first_baseline_command(settings, home)}"
         raise BaselineError(
             f"baseline {settings.baseline_path} does not fit this run: "
             + "; ".join(stamps)
-            + f". Record this model's first baseline: {first_baseline_command(settings)}"
+            + f". {fix[0].upper()}{fix[1:]}"
         )
+    measured = [c for c in changes if c.name in declared]
+    run.settings_changes = [measured_note(measured)] if measured else []
     run.selection.plan_noise = category_noise(baseline.rates, settings.samples)
-    problems = incompatibilities(baseline, metadata)
+    problems = incompatibilities(baseline, metadata, declared, extra)
     if problems and not settings.baseline_common:
         raise BaselineError(
             f"baseline {settings.baseline_path} does not fit this run: "
             + "; ".join(problems)
-            + f". Record a new baseline ({first_baseline_command(settings)}), or pass "
+            + f". Record a new baseline ({first_baseline_command(settings, home)}), or pass "
             "--bfcl-baseline-common to compare the entries both runs have."
         )
     return baseline
+
+
+def _ini_baseline(config: pytest.Config) -> str | None:
+    try:
+        value = config.getini("bfcl_baseline")
+    except ValueError:  # the plugin's ini keys not registered (a bare config in a test)
+        return None
+    return str(value) if value else None
 
 
 def stand_in_difference(baseline: Baseline, metadata: dict[str, Any]) -> list[str]:
@@ -141,9 +171,10 @@ def stand_in_difference(baseline: Baseline, metadata: dict[str, Any]) -> list[st
     ]
 
 
-def first_baseline_command(settings: Settings) -> str:
-    """The command docs/model-repo.md gives for a team's first baseline, for this path."""
-    path = settings.baseline_path
+def first_baseline_command(settings: Settings, home: str | None = None) -> str:
+    """The command docs/model-repo.md gives for a team's first baseline, for the path the
+    project keeps it at (``home``), else the one given."""
+    path = Path(home) if home else settings.baseline_path
     assert path is not None
     with contextlib.suppress(ValueError):
         path = path.resolve().relative_to(Path.cwd().resolve())

@@ -112,7 +112,9 @@ def test_a_token_limit_that_changes_the_requests_is_refused(tmp_path):
 
     recorded = loaded(tmp_path, "a", model_info=sampled(None))
     [problem] = stamp_differences(recorded, metadata(model_info=sampled(512)))
-    assert problem.startswith("--bfcl-max-tokens differs: baseline None, this run 512")
+    assert problem.startswith(
+        "--bfcl-max-tokens differs: baseline unset (the server's default), this run 512"
+    )
     assert stamp_differences(recorded, metadata(model_info=sampled(None))) == []
 
 

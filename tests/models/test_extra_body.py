@@ -100,7 +100,9 @@ def test_a_plugin_run_over_the_responses_api_sends_the_fields_and_stamps_them(py
     assert len(recorded) == 3 and all(r.body["tool_choice"] == "required" for r in recorded)
     stamp = json.loads(baseline.read_text())["metadata"]
     assert stamp["wire_format"] == "responses" and stamp["extra_body"] == json.loads(FIELDS)
-    assert len(stamp["extra_body_digest"]) == 64
+    scheme, iterations, salt, digest = stamp["extra_body_digest"].split("$")
+    assert scheme == "pbkdf2-sha256" and int(iterations) >= 100_000
+    assert len(salt) == 32 and len(digest) == 64  # salted and stretched
 
 
 @pytest.fixture

@@ -77,7 +77,15 @@ def test_both_ci_files_run_the_same_commands():
     pull_request = [line for line in runs(PULL_REQUEST)]
     gitlab_pr = jobs["bfcl-merge-request"]["script"]
     assert pull_request[-1] == gitlab_pr[-1]  # the gate itself; fetching main differs
-    assert runs(MAIN) == jobs["bfcl-full"]["script"]
+    assert runs(MAIN) == jobs["bfcl-full"]["script"][:1]
+    # both record the new baseline once a declared settings change lands on the default branch
+    record = "python -m pytest_bfcl.record_baseline baseline/bfcl-baseline.json"
+    recorded = [
+        s["run"]
+        for s in github_steps()
+        if s.get("if", "").startswith("github.event_name == 'push'")
+    ]
+    assert len(recorded) == 1 and record in recorded[0] and record in jobs["bfcl-full"]["script"][1]
     assert not any(re.search(r"(^|\s)-n\b", line) for line in pull_request)  # one process
 
 
@@ -159,7 +167,7 @@ def adopted(tmp_path_factory, data_source) -> dict[str, Any]:
         VIRTUAL_ENV=str(venv),
         PYTEST_BFCL=f"{wheel}[ci]",  # as the air-gapped form: the wheel with its ci extra
         BFCL_DOWNLOAD_DIR=str(data_source.unpacked_root.parent),  # the release, fetched once
-        MODEL_REVISION="abc123",
+        BFCL_MODEL_REVISION="abc123",
         CI_DEFAULT_BRANCH="main",
         PIP_NO_BUILD_ISOLATION="1",
     )
@@ -210,7 +218,7 @@ def test_ci_commands_gate_a_pull_request_record_main_and_fail_a_regression(adopt
         result = _shell(checkout, " && ".join(lines), env)
         assert result.returncode == 0, result.stdout[-3000:]
         out = result.stdout
-        assert "BFCL gate: passed" in out and "model checkpoint: abc123" in out
+        assert "BFCL gate: passed" in out and "model revision: abc123" in out
         assert len((out + result.stderr).splitlines()) <= 150
         assert "Warning" not in out
         assert "test_arithmetic" not in out  # the job runs the benchmark, not the unit tests
@@ -490,3 +498,50 @@ def test_a_red_pull_request_shows_mains_answers_and_compares_offline(adopted):
         result = _shell(checkout, f"python -m pytest_bfcl.compare {pair}", env)
         assert result.returncode == 0, (pair, result.stdout[-3000:], result.stderr[-2000:])
         assert len(result.stdout.splitlines()) <= 150
+
+
+def test_a_pull_request_asks_the_endpoint_s_new_model_never_mains_cached_answers(adopted, dataset):
+    """The team gates a model behind an endpoint: main's run fills the response cache, the
+    pull request's job runs with that cache restored while the endpoint serves a worse model
+    under the same name. The pull request asks the new model (its revision is another commit)
+    and fails; the job says what the restored cache can answer."""
+    from pytest_bfcl.dataset.categories import expand_categories
+    from pytest_bfcl.testing.fake_openai import FakeOpenAI
+
+    root, env = adopted["root"], adopted["env"]
+    checkout = root / "endpoint"
+    _git(root, "clone", "-q", str(root / "team-model"), str(checkout))
+    good = list(expand_categories("single_turn"))
+    worse = ["simple_python", "multiple", "parallel", "irrelevance"]
+    with FakeOpenAI(dataset, good) as server:
+        pyproject = checkout / "pyproject.toml"
+        pyproject.write_text(
+            pyproject.read_text().replace(
+                'bfcl_model = "oracle"',
+                f'bfcl_model = "test-model"\nbfcl_base_url = "{server.base_url}"',
+            )
+        )
+        endpoint_env = {**env, "OPENAI_API_KEY": "sk-local", "BFCL_MODEL_REVISION": "main-sha"}
+        first = _shell(checkout, first_baseline_command(), endpoint_env)
+        assert first.returncode == 0, first.stdout[-3000:]
+        _git(checkout, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "endpoint")
+        _git(checkout, "update-ref", "refs/remotes/origin/main", "HEAD")  # as merged on main
+        shutil.rmtree(checkout / ".bfcl-cache", ignore_errors=True)
+        main = _shell(checkout, " && ".join(runs(MAIN)), endpoint_env)
+        assert main.returncode == 0, main.stdout[-3000:]
+        asked_by_main = server.total_requests()
+    assert asked_by_main > 3000 and (checkout / ".bfcl-cache").is_dir()  # main's answers kept
+
+    with FakeOpenAI(dataset, worse) as server:  # the endpoint's new model, the same name
+        pyproject.write_text(
+            re.sub(r'bfcl_base_url = ".*"', f'bfcl_base_url = "{server.base_url}"',
+                   pyproject.read_text())
+        )  # fmt: skip
+        pr_env = {**endpoint_env, "BFCL_MODEL_REVISION": "pr-sha", "RESTORED": "main-cache"}
+        result = _shell(checkout, " && ".join(runs(PULL_REQUEST)), pr_env)
+        asked_by_pr = server.total_requests()
+    assert result.returncode == 1, result.stdout[-3000:]
+    out = result.stdout
+    assert "BFCL gate: FAILED" in out and "from the cache" not in out
+    assert asked_by_pr > 0 and "model revision: pr-sha" in out
+    assert "response cache restored: main-cache; it answers model revision pr-sha only" in out

@@ -13,6 +13,7 @@ from typing import Any
 from pytest_bfcl.dataset.groups import BY_NAME, DISPLAY_ORDER, shown
 from pytest_bfcl.gate import Comparison, GateResult
 from pytest_bfcl.report.markdown import gate_reasons
+from pytest_bfcl.report.render import model_inputs
 from pytest_bfcl.scores.models import CategoryScore, GroupScore, Scores
 from pytest_bfcl.wording import count, signed
 
@@ -63,6 +64,12 @@ def header_html(metadata: dict[str, Any], gate: GateResult | None, scores: Score
     if metadata.get("leaderboard_deviations"):
         shown = "; ".join(map(str, metadata["leaderboard_deviations"]))
         facts.append(("not comparable to the leaderboard", shown))
+    if inputs := model_inputs(metadata):
+        facts.append(("model inputs", ", ".join(f"{k} ({v})" for k, v in inputs.items())))
+    if metadata.get("model_revision"):
+        facts.append(("model revision", metadata["model_revision"]))
+    for line in metadata.get("settings_changes") or []:
+        facts.append(("settings changed on purpose", str(line)))
     missing = len(scores.overall.missing)
     overall = (
         f"not computed ({missing} of its categories not run; "

@@ -35,13 +35,21 @@ def add_summary_testcases(
     scores: Scores,
     gate: GateResult | None,
     explanations: dict[str, str] | None = None,
+    run_properties: dict[str, str] | None = None,
 ) -> None:
     """The summary testcases, and the gate's word on the entries pending it (see
-    :mod:`pytest_bfcl.report.pending`): those behind a failing comparison fail."""
+    :mod:`pytest_bfcl.report.pending`): those behind a failing comparison fail.
+    ``run_properties``: what every summary testcase carries of the run (the model's inputs,
+    the settings changed on purpose)."""
     text, settled = settle_pending_testcases(
         path.read_text("utf-8"), Settlement(gate), explanations
     )
     cases, failed = summary_testcases(scores, gate)
+    for case in cases:
+        props = case.find("properties")
+        for key, value in (run_properties or {}).items():
+            if props is not None:
+                ET.SubElement(props, "property", name=key, value=value)
     spliced = _splice(text, cases, failed, settled)
     if spliced is None:  # not the shape pytest writes: the XML way
         if settled:
