@@ -21,7 +21,7 @@ from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.serving_inputs import identity_lines
 from pytest_bfcl.perf import collect_and_freeze, freeze_long_lived
 from pytest_bfcl.pytest_private import remember_failed
-from pytest_bfcl.redact import printable_lines, redact_data
+from pytest_bfcl.redact import printable_lines, redact_data, redact_text
 from pytest_bfcl.report.finish import (
     FailureNote,
     FinishedRun,
