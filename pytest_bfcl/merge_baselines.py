@@ -17,6 +17,7 @@ from pytest_bfcl.gate import (
     signed,
     signing_key,
 )
+from pytest_bfcl.wording import count
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,8 +43,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     samples = merged["metadata"]["samples"]
     print(
-        f"{args.output}: {len(merged['verdicts'])} entries, at least {samples} samples each, "
-        f"from {len(args.inputs)} baselines"
+        f"{args.output}: {count(len(merged['verdicts']), 'entry', 'entries')}, at least "
+        f"{count(samples, 'sample')} each, from {count(len(args.inputs), 'baseline')}"
     )
     return 0
 
