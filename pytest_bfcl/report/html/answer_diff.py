@@ -33,7 +33,20 @@ def answer_fields(baseline_answer: str | None, answer: str | None) -> dict[str, 
     """A changed entry's record fields for its answers beside the baseline's."""
     if baseline_answer is None and answer is None:
         return {}
+    # an empty answer reads as such beside the other, never as a blank
+    baseline_answer, answer = shown_answer(baseline_answer), shown_answer(answer)
     diff = None
     if baseline_answer is not None and answer is not None:
         diff = marked_difference(baseline_answer, answer)
     return {"baseline_answer": baseline_answer, "answer": answer, "answer_diff": diff}
+
+
+EMPTY_ANSWER = "(empty answer: no text and no tool call)"
+
+
+def shown_answer(text: str | None) -> str | None:
+    """An answer as the reports show it: an empty one (nothing but white space) says so,
+    where a blank would read as a report that lost it."""
+    if text is None:
+        return None
+    return text if text.strip() else EMPTY_ANSWER
