@@ -33,7 +33,7 @@ from pytest_bfcl.gate import (
     signing_key,
     stamp_differences,
 )
-from pytest_bfcl.report.answers import baseline_lines
+from pytest_bfcl.report.answers import baseline_lines, change_record
 from pytest_bfcl.report.html.answer_diff import answer_fields
 from pytest_bfcl.report.html.facts import EntryRecord
 from pytest_bfcl.report.render import gate_block
@@ -283,7 +283,13 @@ def write_compare_html(
             )
         )
     metadata: dict[str, Any] = {**after.metadata, "compared_with": before.metadata}
-    write_html(path, entries, scores, gate, metadata)
+    worse, _ = changed_entries(gate)
+    answers.all()  # read now, so the note below is known
+    changes = {
+        "note": answers.why_none,
+        "regressions": [change_record(i, category_of_id(i), answers, now.get(i)) for i in worse],
+    }
+    write_html(path, entries, scores, gate, metadata, changes=changes)
 
 
 def comparison_record(
