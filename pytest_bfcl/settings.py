@@ -43,7 +43,8 @@ class GateSettings(BaseModel):
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # protected_namespaces: pydantic before 2.10 warns of any field named model_* (model_identity)
+    model_config = ConfigDict(frozen=True, protected_namespaces=())
 
     model: str
     mode: Mode = "fc"
