@@ -149,6 +149,7 @@ class Settings(BaseModel):
     memory_dir: Path | None = None
     price_input: float | None = None  # USD per million input tokens
     price_output: float | None = None  # USD per million output tokens
+    pace: float | None = None  # queries/s stated for the estimate before a run
 
     @field_validator("categories", mode="before")
     @classmethod

@@ -111,9 +111,14 @@ def duration(seconds: float) -> str:
 
 
 def run_estimate(run: Any, expected: dict[str, set[str]], key: str) -> str:
-    """The estimate line of a run about to ask the entries ``expected`` (by category)."""
+    """The estimate line of a run about to ask the entries ``expected`` (by category): at the
+    pace ``--bfcl-pace`` states, else at the one the last run of this model measured."""
     ids = set().union(*expected.values()) if expected else set()
     queries = sum(run.expected_requests(i) for i in ids)
+    stated = run.settings.pace
+    if stated is not None:
+        line = estimate_line(len(ids), queries, None).split("; no pace", 1)[0]
+        return f"{line}; about {duration(queries / stated)} at the {stated:g} queries/s stated"
     return estimate_line(len(ids), queries, read_pace(run.settings.cache_dir, key))
 
 

@@ -46,6 +46,14 @@ def test_the_header_says_what_a_run_asks_and_then_how_long_it_takes(pytester, da
         # another concurrency is another pace
         third = _run(pytester, server, cache, "--bfcl-concurrency=2").stdout.str()
         assert "no pace of this model measured here yet" in third
+        # a stated pace wins over the measured one
+        stated = _run(pytester, server, cache, "--bfcl-pace=0.5").stdout.str()
+        assert (
+            "(40 entries; answers in the response cache are not asked again); about 1m at the 0.5 queries/s stated"
+            in stated
+        )
+    bad = pytester.runpytest("-p", "no:cacheprovider", "--bfcl-model=oracle", "--bfcl-pace=0")
+    assert bad.ret == 4 and "--bfcl-pace" in bad.stderr.str()
     # a model that asks nothing says nothing of queries
     oracle = pytester.runpytest("-p", "no:cacheprovider", "--bfcl-model=oracle",
                                 "--bfcl-category=simple_python", "--bfcl-sample=5")  # fmt: skip
