@@ -77,6 +77,11 @@ def test_both_ci_files_hold_a_gpu_job_and_a_served_model_job_off_until_configure
     assert "vars.BFCL_GPU == 'true'" in gpu["if"] and "vars.BFCL_BASE_URL" in endpoint["if"]
     gpu_lines = " ".join(s.get("run", "") for s in gpu["steps"])
     assert "ci/fetch-checkpoint.sh" in gpu_lines and '--bfcl-model="vllm:$CHECKPOINT"' in gpu_lines
+    # the checkpoint fetched on a line of its own: its failure stops the job (inside echo's
+    # arguments it would not)
+    fetch = next(s for s in gpu["steps"] if "fetch-checkpoint" in s.get("run", ""))
+    assert fetch["run"].splitlines()[0].startswith('checkpoint="$(ci/fetch-checkpoint.sh)"')
+    assert "../" not in (TEMPLATE / ".github" / "workflows" / "bfcl.yml").read_text()
     assert endpoint["env"]["BFCL_API_KEY"] == "${{ secrets.BFCL_API_KEY }}"
     end_lines = " ".join(s.get("run", "") for s in endpoint["steps"])
     assert "--bfcl-api-key-env=BFCL_API_KEY" in end_lines and "BFCL_API_KEY=" not in end_lines
