@@ -147,3 +147,65 @@ def test_the_served_model_job_runs_as_written(tmp_path, dataset, data_source):
         assert "BFCL gate: passed" in gated.stdout and "sequential gate" in gated.stdout
         reports = "".join(p.read_text() for p in (team / "reports").glob("*endpoint*"))
         assert "sk-team-secret-0123456789" not in reports + gated.stdout + main.stdout
+
+
+def test_the_gpu_job_runs_as_written_with_a_stand_in_vllm(tmp_path, data_source):
+    """The job's steps in a copy of the template: the checkpoint checkpoint.txt names (a folder
+    on the runner), vLLM started by the plugin (a stand-in serving the ground truth), scores
+    only before main has its GPU baseline, then the gate against it."""
+    team = tmp_path / "team"
+    shutil.copytree(TEMPLATE, team)
+    ckpt = tmp_path / "models" / "v12"
+    ckpt.mkdir(parents=True)
+    (ckpt / "config.json").write_text(json.dumps({"model_type": "qwen2"}))
+    (ckpt / "model.safetensors").write_bytes(b"\0" * 64)
+    (team / "checkpoint.txt").write_text(f"{ckpt}\n")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=team,
+                       check=True, capture_output=True)  # fmt: skip
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-qm", "template")
+    git("update-ref", "refs/remotes/origin/main", "HEAD")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pytest").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pytest "$@"\n')
+    (bin_dir / "pytest").chmod(0o755)
+    github_env = tmp_path / "github_env"
+    github_env.write_text("")
+    stand_in = f"{sys.executable} -m pytest_bfcl.testing.stand_in_vllm"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "GITHUB"))}
+    env.update(
+        PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", PYTHONPATH=str(REPO),
+        GITHUB_ENV=str(github_env), STANDIN_CATEGORIES="live_parallel",
+        PYTEST_ADDOPTS=f"-p no:cacheprovider --bfcl-category=live_parallel "
+        f"--bfcl-data={data_source.data_dir} '--bfcl-vllm-exe={stand_in}'",
+    )  # fmt: skip
+    gpu = _github()["jobs"]["gpu"]
+    assert "{{" not in gpu["env"]["VLLM_ARGS"]
+    env["VLLM_ARGS"] = gpu["env"]["VLLM_ARGS"]
+
+    def run(line: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-eo", "pipefail", "-c", line], cwd=team, env=env,
+                              capture_output=True, text=True, timeout=600)  # fmt: skip
+
+    fetch = next(s["run"] for s in gpu["steps"] if "fetch-checkpoint" in s.get("run", ""))
+    assert run(fetch).returncode == 0
+    env["CHECKPOINT"] = github_env.read_text().strip().split("=", 1)[1]
+    assert env["CHECKPOINT"] == str(ckpt)
+    first = run(_step(gpu, "github.event_name == 'pull_request'"))
+    assert first.returncode == 0, (first.stdout + first.stderr)[-3000:]
+    assert "no baseline/bfcl-baseline-gpu.json on main yet" in first.stdout
+    assert "vllm" in json.loads((team / "reports" / "bfcl-report-gpu.json").read_text())[
+        "metadata"]["model_info"]  # fmt: skip
+    main = run(_step(gpu, "github.event_name == 'push'"))
+    assert main.returncode == 0, (main.stdout + main.stderr)[-3000:]
+    shutil.copy(team / "reports" / "bfcl-baseline-gpu.json", team / "baseline")
+    git("add", "-A", "baseline")
+    git("commit", "-qm", "the GPU bar")
+    git("update-ref", "refs/remotes/origin/main", "HEAD")
+    gated = run(_step(gpu, "github.event_name == 'pull_request'"))
+    assert gated.returncode == 0, (gated.stdout + gated.stderr)[-3000:]
+    assert "BFCL gate: passed" in gated.stdout and "sequential gate" in gated.stdout
