@@ -37,7 +37,7 @@ from pytest_bfcl.gate import (
     stamp_differences,
 )
 from pytest_bfcl.redact import escaped, printable, redact_data, redact_text
-from pytest_bfcl.report.answers import baseline_lines
+from pytest_bfcl.report.answers import baseline_lines, change_record
 from pytest_bfcl.report.html.answer_diff import DiffBudget, answer_fields
 from pytest_bfcl.report.html.facts import EntryRecord
 from pytest_bfcl.report.render import gate_block, model_inputs
@@ -352,7 +352,13 @@ def write_compare_html(
     metadata: dict[str, Any] = redact_data(
         _encodable({**after.metadata, "compared_with": before.metadata})
     )
-    write_html(path, entries, scores, gate, metadata)
+    worse, _ = changed_entries(gate)
+    answers.all()  # read now, so the note below is known
+    changes = {
+        "note": answers.why_none,
+        "regressions": [change_record(i, category_of_id(i), answers, now.get(i)) for i in worse],
+    }
+    write_html(path, entries, scores, gate, metadata, changes=redact_data(_encodable(changes)))
 
 
 def _encodable(data: Any) -> Any:

@@ -12,6 +12,8 @@ Paths in ``bfcl_*`` ini keys are read from the ini file's directory, as pytest r
 from __future__ import annotations
 
 import os
+import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +39,10 @@ INI_PATH_FIELDS = frozenset(
         "memory_dir",
     }
 )
+# Settings fields that are words for a server's command line: a word naming a file or folder
+# that exists beside the ini file (``--chat-template tools.jinja``, ``--lora-modules
+# a=adapters/a``) is that file, wherever pytest runs.
+INI_WORD_FIELDS = frozenset({"vllm_args"})
 REPLAY_PREFIX = "replay:"
 DEFAULT_CACHE_DIR = ".bfcl-cache"  # the settings' default, relative to the ini file's directory
 
@@ -117,6 +123,8 @@ def ini_value_in_place(config: pytest.Config, name: str, value: object) -> objec
 
     if name in INI_PATH_FIELDS:
         return placed(value)
+    if name in INI_WORD_FIELDS:
+        return _files_placed(value, here, placed)
     if name == "model" and value.startswith(REPLAY_PREFIX) and value[len(REPLAY_PREFIX) :]:
         return REPLAY_PREFIX + placed(value[len(REPLAY_PREFIX) :])
     return value
@@ -138,3 +146,24 @@ def default_cache_dir(config: pytest.Config) -> str | None:
         return None
     placed = os.path.relpath(root / DEFAULT_CACHE_DIR, base)
     return None if placed == DEFAULT_CACHE_DIR else placed
+
+
+def _files_placed(value: str, here: Path, placed: Callable[[str], str]) -> str:
+    """Server arguments with each relative path that exists in ``here`` placed by ``placed``:
+    a word on its own, a flag's ``=value``, or a ``name=path`` pair's path. Other words (a hub
+    model name, a number) are kept; a value that is not shell words is left for the settings'
+    check to report."""
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        return value
+    changed = False
+    for index, word in enumerate(words):
+        head, sep, tail = word.rpartition("=")
+        path = tail if sep else word
+        if not path or path.startswith("-") or Path(path).is_absolute():
+            continue
+        if path not in (".", "..") and (here / path).exists():
+            words[index] = head + sep + placed(path)
+            changed = True
+    return shlex.join(words) if changed else value

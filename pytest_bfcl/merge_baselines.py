@@ -18,6 +18,7 @@ from pytest_bfcl.gate import (
     signing_key,
 )
 from pytest_bfcl.redact import printable
+from pytest_bfcl.wording import count
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     samples = merged["metadata"]["samples"]
     print(
-        f"{args.output}: {len(merged['verdicts'])} entries, at least {samples} samples each, "
-        f"from {len(args.inputs)} baselines"
+        f"{args.output}: {count(len(merged['verdicts']), 'entry', 'entries')}, at least "
+        f"{count(samples, 'sample')} each, from {count(len(args.inputs), 'baseline')}"
     )
     return 0
 

@@ -50,7 +50,8 @@ class GateSettings(BaseModel):
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # protected_namespaces: pydantic before 2.10 warns of any field named model_* (model_identity)
+    model_config = ConfigDict(frozen=True, protected_namespaces=())
 
     model: str
     mode: Mode = "fc"
@@ -159,6 +160,7 @@ class Settings(BaseModel):
     memory_dir: Path | None = None
     price_input: float | None = None  # USD per million input tokens
     price_output: float | None = None  # USD per million output tokens
+    pace: float | None = None  # queries/s stated for the estimate before a run
 
     @field_validator("categories", mode="before")
     @classmethod

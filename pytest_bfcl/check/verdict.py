@@ -8,7 +8,8 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Verdict(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # protected_namespaces: pydantic before 2.10 warns of any field named model_* (model_output)
+    model_config = ConfigDict(frozen=True, protected_namespaces=())
 
     id: str
     category: str

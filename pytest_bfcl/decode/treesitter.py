@@ -33,14 +33,11 @@ def _parser(language: str) -> Any:
     except ImportError as exc:  # pragma: no cover - dependency of the package
         raise DecodeError(f"tree-sitter grammar for {language} is not installed: {exc}") from None
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # older grammars hand out an int
+        # the pinned grammars hand out an int, which tree-sitter 0.22-0.25 accept with a
+        # warning (pyproject keeps it below 0.26, which deprecates that outright)
+        warnings.simplefilter("ignore", DeprecationWarning)
         lang = Language(grammar.language())
-    try:
-        return Parser(lang)
-    except TypeError:  # tree-sitter < 0.22
-        parser = Parser()
-        parser.set_language(lang)  # type: ignore[attr-defined]  # gone from tree-sitter 0.22
-        return parser
+    return Parser(lang)
 
 
 def _tree(source: str, language: str) -> tuple[Any, bytes]:

@@ -64,7 +64,10 @@ def pack_answers(answers: Mapping[str, str]) -> dict[str, Any]:
         kept[entry_id] = text
         used += len(text)
     payload = json.dumps(kept, ensure_ascii=False, separators=(",", ":"))
-    packed = zlib.compress(payload.encode("utf-8", "surrogatepass"), 9, wbits=31)
+    # gzip's format (wbits 31) through a compressor object: zlib.compress takes wbits from
+    # Python 3.11 only
+    gzipper = zlib.compressobj(9, zlib.DEFLATED, 31)
+    packed = gzipper.compress(payload.encode("utf-8", "surrogatepass")) + gzipper.flush()
     return {
         "encoding": ENCODING,
         "entries": len(kept),

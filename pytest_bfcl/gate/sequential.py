@@ -31,6 +31,7 @@ from pytest_bfcl.gate.decision import Comparison, GateResult, Verdicts, as_rate,
 from pytest_bfcl.gate.detection import Detection, detection_summary
 from pytest_bfcl.gate.permutation import Stratum, permutation_test
 from pytest_bfcl.settings import GateSettings
+from pytest_bfcl.wording import count
 
 # Each stage's share of every category (nested: a stage holds the entries of those before it).
 STAGES: tuple[float, ...] = (0.1, 0.3, 1.0)
@@ -113,8 +114,9 @@ class SequentialRecord(BaseModel):
     def summary(self) -> str:
         asked = self.asked
         return (
-            f"stopped after stage {self.reached} of {len(self.stages)}: asked {asked.entries} of "
-            f"{self.full.entries} entries, {asked.queries} of {self.full.queries} queries "
+            f"stopped after stage {self.reached} of {len(self.stages)}: asked {asked.entries:,} of "
+            f"{count(self.full.entries, 'entry', 'entries')}, {asked.queries:,} of "
+            f"{count(self.full.queries, 'query', 'queries')} "
             f"({self.share:.0%} of the full selection's); {self.reason}"
         )
 
@@ -207,7 +209,8 @@ def extension_line(decision: StageDecision, adding: StageCost, shown: int = 3) -
     more = f" and {len(worst) - shown} more" if len(worst) > shown else ""
     return (
         f"bfcl: stage {decision.stage + 1} of {decision.stages}: {named}{more}, asking "
-        f"{adding.entries} more entries ({adding.queries} queries)"
+        f"{count(adding.entries, 'more entry', 'more entries')} "
+        f"({count(adding.queries, 'query', 'queries')})"
     )
 
 
@@ -216,7 +219,10 @@ def sequential_plan(
 ) -> list[str]:
     """The header lines of a sequential run: its stages and what its last stage detects."""
     shares = ", ".join(f"{s:.0%}" for s in stages)
-    asked = ", ".join(f"{c.entries} entries/{c.queries} queries" for c in costs)
+    asked = ", ".join(
+        f"{count(c.entries, 'entry', 'entries')}/{count(c.queries, 'query', 'queries')}"
+        for c in costs
+    )
     lines = [
         f"bfcl sequential gate: stages of {shares} of each category ({asked}); it asks the "
         "next stage only while a comparison is ambiguous, and stops early only to pass"

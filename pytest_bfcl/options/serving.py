@@ -248,6 +248,13 @@ SERVING_OPTIONS: tuple[Option, ...] = (
         rule=rules.TEXT,
     ),
     Option(
+        "--bfcl-pace",
+        "pace",
+        "model queries per second the server answers, for the estimate said before a run "
+        "(default: the pace the last run of this model measured here)",
+        rule=rules.number(above=0),
+    ),
+    Option(
         "--bfcl-model-identity",
         "model_identity",
         "extra cache identity (checkpoint hash, serving flags); a change invalidates the cache",

@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_bfcl.gate import ANSWER_LIMIT, BaselineAnswers, cut_answer
 from pytest_bfcl.redact import redact_text
+from pytest_bfcl.report.html.answer_diff import shown_answer
 from pytest_bfcl.report.html.facts import bounded
 
 # Characters of an answer on one line of a failure's text (the whole answer is in the HTML
@@ -21,12 +22,37 @@ from pytest_bfcl.report.html.facts import bounded
 LINE_LIMIT = 600
 
 
-def answer_text(verdict: Any) -> str:
+# Why a server stops an answer at its output-token limit: a chat completion's finish reason,
+# and a Responses API answer's incomplete reason.
+TOKEN_LIMIT_REASONS = frozenset({"length", "max_output_tokens"})
+# How an answer cut at the token limit starts, as kept: before the text, so that no bound on
+# the text's length (here, on a failure's line, in a page) can drop it.
+CUT_MARK = "[cut at the token limit"
+
+
+def answer_text(verdict: Any, generation: Any = None) -> str:
     """What the model answered for a verdict, as the baseline keeps it: its output as stored,
-    bounded, lone surrogates escaped. Secrets are masked where it is written
-    (:func:`redacted_answers` for a baseline, the failure text and the JSON report)."""
-    text = bounded(verdict.model_output, ANSWER_LIMIT)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    bounded, lone surrogates escaped; an answer the server stopped at the output-token limit
+    (``generation``'s finish reason) starts with a mark that says so and its length. Secrets
+    are masked where it is written (:func:`redacted_answers` for a baseline, the failure text
+    and the JSON report)."""
+    output = verdict.model_output
+    text = "" if output is None else bounded(output, ANSWER_LIMIT)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    cut = token_limit_mark(generation)
+    if cut is None:
+        return text
+    return f"{cut}] {text}" if text.strip() else f"{cut}; nothing before it]"
+
+
+def token_limit_mark(generation: Any) -> str | None:
+    """``[cut at the token limit after 512 output tokens`` (unclosed) for a generation the
+    server stopped at its output-token limit; None for any other."""
+    if getattr(generation, "finish_reason", None) not in TOKEN_LIMIT_REASONS:
+        return None
+    tokens = getattr(generation, "output_tokens", None)
+    after = f" after {tokens:,} output tokens" if isinstance(tokens, int) else ""
+    return CUT_MARK + after
 
 
 def redacted_answers(answers: dict[str, str]) -> dict[str, str]:
@@ -89,6 +115,7 @@ _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def _one_line(text: str) -> str:
+    text = shown_answer(text) or ""
     flat = _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", " ".join(text.split()))
     return cut_answer(flat, LINE_LIMIT)
 

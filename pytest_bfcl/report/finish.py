@@ -226,7 +226,11 @@ def _write_html(
 ) -> None:
     from pytest_bfcl.report.html.page import write_html  # only runs that ask for it load it
 
-    write_html(path, outcome.html_entries, finished.scores, finished.gate, metadata)
+    answers = outcome.baseline_answers or BaselineAnswers.of(outcome.baseline)
+    changes = changes_report(finished.gate, answers, outcome.answers)
+    sequential = sequential_report(outcome.sequential)
+    entries, scores, gate = outcome.html_entries, finished.scores, finished.gate
+    write_html(path, entries, scores, gate, metadata, sequential, changes)
 
 
 def _save_baseline(

@@ -84,7 +84,7 @@ def gate_reasons(gate: GateResult) -> list[str]:
     notes = []
     if gate.family and gate.settings.mode == "significant":
         notes.append(
-            f"{gate.family} comparisons held to one false-alarm rate of "
+            f"{count(gate.family, 'comparison')} held to one false-alarm rate of "
             f"{gate.settings.alpha:.0%} (Holm)"
         )
     if gate.known_errors:

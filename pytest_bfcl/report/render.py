@@ -243,7 +243,8 @@ def gate_block(gate: GateResult, id_limit: int = 10) -> list[str]:
     lines = [head + ("; compared on the entries both runs have" if gate.common_only else "")]
     if settings.mode == "significant" and gate.family:  # a line of its own: 200 at most
         lines.append(
-            f"Holm over {gate.family} comparisons ({gate.counted} could reach significance), "
+            f"Holm over {count(gate.family, 'comparison')} ({gate.counted} could reach "
+            "significance), "
             f"one-sided: an unchanged model fails it in at most {settings.alpha:.0%} of runs"
         )
     if gate.comparisons:

@@ -37,7 +37,9 @@ from pytest_bfcl.report.pending import Settlement
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.report.usage import Prices, replica_summary, usage_summary
 from pytest_bfcl.run.engine import BfclRun
+from pytest_bfcl.run.pace import pace_key, record_run_pace, run_estimate
 from pytest_bfcl.run.preflight import left_out_line, preflight, start_shared_servers
+from pytest_bfcl.run.run_metadata import model_temperature
 from pytest_bfcl.run.scheduler import ReportedProgress
 from pytest_bfcl.scores.board import ScoreBoard, Scores
 from pytest_bfcl.session.common import (
@@ -96,12 +98,16 @@ class ControllerPlugin(SessionPlugin):
         self.reported: ReportedProgress | None = None
         self.stages: StagedLoop | None = None  # --bfcl-sequential: the stages and their record
         self.sample_detects: list[str] = []  # a sampled gate: what it detects, said at the start
+        # what the run asks and about how long, said at the start; the key of this model's pace
+        self.estimate: str | None = None
+        self.pace_key: str | None = None
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         """Categories of the default selection this install cannot run, in one line; a
         sequential run's stages and what its last stage detects (before anything is asked)."""
         lines = [left_out_line(self.run.left_out)] if self.run.left_out else []
         lines += identity_header(self.run) + self.run.settings_changes
+        lines += [self.estimate] if self.estimate else []
         if self.stages is not None:
             return lines + self.stages.plan_lines()
         return lines + self.sample_detects
@@ -130,6 +136,9 @@ class ControllerPlugin(SessionPlugin):
             raise pytest.UsageError(f"pytest-bfcl: {problem}")
         if self.run.sampled and self.baseline is not None and not self.settings.sequential:
             self.sample_detects = [sample_detection(expected, self.run, self.settings)]
+        if model_temperature(self.run) is not None:  # the oracle and replay ask nothing
+            self.pace_key = pace_key(self.run.metadata(), self.settings.concurrency)
+            self.estimate = run_estimate(self.run, expected, self.pace_key)
         if self.settings.sequential:  # the first stage; the loop adds the next ones it asks
             self.stages = StagedLoop(self, expected)
             expected = self.stages.first_expectation()
@@ -305,6 +314,8 @@ class ControllerPlugin(SessionPlugin):
         winding_down()  # a SIGTERM now lets the reports be written
         self.run.finalize_results()
         self.usage = self._usage()
+        if self.pace_key is not None and not self.settings.no_cache:
+            record_run_pace(self.settings.cache_dir, self.pace_key, self.usage)
         try:
             self.finished = finish_run(self._outcome())
         finally:

@@ -222,7 +222,7 @@ class BfclItem(ItemWithFixtures):
         known = self.run.expected_failure(self.entry_id)
         changed = flipped(self.baseline_valid, verdict.valid)
         if changed or self.run.settings.save_baseline_path is not None:
-            self.answer = answer_text(verdict)
+            self.answer = answer_text(verdict, reported_generation(self._generation, verdict))
         if changed and verdict.valid:  # an improvement: both answers in the junit testcase
             self.user_properties += self._answer_properties()
         if verdict.samples is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 
 from pytest_bfcl.gate import detection_summary, detections
+from pytest_bfcl.report.answers import shown_answer
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.settings import Settings
@@ -17,8 +18,8 @@ def improvement_text(props: ItemProperties) -> str:
     return "\n".join(
         [
             f"BFCL {props.id} [{props.category}] improved: fails in the baseline, passes now",
-            f"  baseline: {props.baseline_answer}",
-            f"  now:      {props.answer}",
+            f"  baseline: {shown_answer(props.baseline_answer)}",
+            f"  now:      {shown_answer(props.answer)}",
         ]
     )
 

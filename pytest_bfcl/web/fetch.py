@@ -150,8 +150,12 @@ def read_bounded(response: httpx.Response, max_bytes: int, what: str = "page") -
 def _decode(body: bytes, headers: httpx.Headers) -> str:
     """The text as ``requests`` decodes it (the benchmark's client): the declared charset,
     ISO-8859-1 for text without one, else the detected encoding."""
-    # Imported here: requests (70 modules) only matters to runs that fetch pages.
-    import requests.utils
+    # Imported here: requests (70 modules) only matters to runs that fetch pages, and comes
+    # with the web extra, as the categories that fetch do.
+    try:
+        import requests.utils
+    except ImportError as exc:
+        raise FetchError(f"fetching pages needs pytest-bfcl[web] ({exc})") from None
 
     # types-requests asks for a CaseInsensitiveDict; the function only reads "content-type",
     # which a dict of httpx's (lower-case) header names holds.
@@ -167,7 +171,7 @@ def _decode(body: bytes, headers: httpx.Headers) -> str:
 def _detected_encoding(body: bytes) -> str:
     try:
         import charset_normalizer
-    except ImportError:  # pragma: no cover - requests depends on it
+    except ImportError:  # pragma: no cover - the web extra brings it
         return "utf-8"
     best = charset_normalizer.from_bytes(body).best()
     return best.encoding if best is not None else "utf-8"

@@ -20,12 +20,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-try:
-    import httpcore2 as httpcore
-    import httpx2 as httpx
-except ImportError:  # the openai SDK before it moved to httpx2
-    import httpcore  # type: ignore[no-redef]
-    import httpx  # type: ignore[no-redef]
+import httpcore2 as httpcore
+import httpx2 as httpx
 
 __all__ = ["Cancel", "bounded_client", "cancellable", "deadline", "detach_cancel", "httpx"]
 

@@ -38,6 +38,11 @@ def test_the_install_line_pins_this_release():
     assert installs == [
         f'pip install "pytest-bfcl @ git+https://github.com/ORG/pytest-bfcl@v{version.group(1)}"'
     ]
+    # the placeholder and the tag are explained where the line is met, with this version
+    section = (REPO / "docs" / "quickstart.md").read_text().split("## 2.", 1)[0]
+    explained = section.split("```", 2)[2]
+    assert "**`ORG`** is a placeholder" in explained
+    assert f"**`@v{version.group(1)}`** is the release tag" in explained
 
 
 def test_the_quickstart_runs_as_written(tmp_path):

@@ -115,3 +115,36 @@ def test_a_stale_options_page_is_told_apart(tmp_path):
     current = (REPO / "docs" / "options.md").read_text(encoding="utf-8")
     stale = current.replace("| `--bfcl-seed` |", "| `--bfcl-seeds` |")
     assert stale != current and generator.page(stale) == current
+
+
+def test_the_docs_extra_builds_the_site_with_mkdocs_and_its_theme_alone():
+    """``pip install -e '.[docs]'`` (what docs/index.md says) brings every theme, plugin and
+    Markdown extension mkdocs.yml names: MkDocs and Material for MkDocs, nothing else."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    yaml = pytest.importorskip("yaml")
+    import importlib.metadata as metadata
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    extras = extras["optional-dependencies"]
+    names = [re.split(r"[<>=!\[ ]", d, maxsplit=1)[0] for d in extras["docs"]]
+    assert names == ["mkdocs", "mkdocs-material"]
+    assert any("docs" in d for d in extras["dev"] if d.startswith("pytest-bfcl["))
+    assert "pip install -e '.[docs]'" in (REPO / "docs" / "index.md").read_text()
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!ENV", lambda loader, node: None)
+    site = yaml.load((REPO / "mkdocs.yml").read_text(), Loader=Loader)
+    dists = [metadata.distribution(n) for n in names]
+    provided = {(e.group, e.name) for d in dists for e in d.entry_points}
+    assert ("mkdocs.themes", site["theme"]["name"]) in provided
+    for plugin in site["plugins"]:
+        name = plugin if isinstance(plugin, str) else next(iter(plugin))
+        assert {("mkdocs.plugins", name), ("mkdocs.plugins", f"material/{name}")} & provided, name
+    # the pymdownx extensions come with the theme (a requirement of mkdocs-material)
+    required = {re.split(r"[<>=!; ]", r, maxsplit=1)[0] for d in dists for r in d.requires or []}
+    for extension in site["markdown_extensions"]:
+        module = extension if isinstance(extension, str) else next(iter(extension))
+        if module.startswith("pymdownx."):
+            assert "pymdown-extensions" in required, module

@@ -37,7 +37,7 @@ def test_a_significant_drop_exits_1_with_the_gate_table_and_both_answers(runs, c
     assert len(lines) <= 150
     assert "compared on the 400 entries both runs scored (before alone: 0, after alone: 0)" in out
     assert re.search(r"^simple_python +95\.00% +87\.75% +-7\.25 .* FAILED$", out, re.M)
-    assert "Holm over 1 comparisons" in out  # the gate's own family-wise control
+    assert "Holm over 1 comparison (" in out  # the gate's own family-wise control
     assert "worse now: 30" in lines and "better now: 1" in lines
     at = lines.index("simple_python_30 [simple_python]")
     assert "kinematics_final_velocity_from_distance" in lines[at + 1]

@@ -200,3 +200,16 @@ def test_gate_table_lines_stay_within_200_characters():
     assert any("Holm over" in line for line in lines)
     unchanged = next(line for line in lines if line.startswith("memory_kv "))
     assert "-0.00" not in unchanged and "+0.00" in unchanged
+
+
+def test_counts_of_one_are_worded_in_the_singular():
+    from pytest_bfcl.report.markdown import gate_reasons
+    from pytest_bfcl.report.render import gate_block
+
+    # one category only, whose groups are itself: one comparison in the family
+    baseline = {f"simple_python_{i}": True for i in range(40)}
+    result = compare(dict(baseline), baseline, GateSettings(), common_only=True)
+    assert result.family == 1
+    assert any(line.startswith("Holm over 1 comparison (") for line in gate_block(result))
+    assert "1 comparison held to one false-alarm rate of 5% (Holm)" in gate_reasons(result)
+    assert not any("1 comparisons" in line for line in [*gate_block(result), *gate_reasons(result)])

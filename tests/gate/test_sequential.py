@@ -120,7 +120,7 @@ def test_the_lines_say_why_the_run_extends_and_how_much_it_asked():
     )
     assert record.share == pytest.approx(0.1)
     assert record.summary().startswith(
-        "stopped after stage 1 of 2: asked 100 of 1000 entries, 300 of 3000 queries (10%"
+        "stopped after stage 1 of 2: asked 100 of 1,000 entries, 300 of 3,000 queries (10%"
     )
     assert "ordinary gate decides" in stop_reason(decide_stage(_gate(), 3, 3))
 

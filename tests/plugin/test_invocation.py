@@ -112,3 +112,42 @@ def test_ini_keys_without_asking_leave_the_plugin_quiet_and_no_bfcl_leaves_it_ou
     result = repo.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:bfcl")
     assert result.ret == 0, result.stdout.str()[-2000:]
     result.assert_outcomes(passed=1)
+
+
+def test_files_named_in_the_vllm_args_ini_value_are_read_from_the_ini_files_directory(tmp_path):
+    """``bfcl_vllm_args = "--chat-template tools.jinja"`` names the file beside the ini file,
+    from wherever pytest runs (a clone run from its parent uses the clone's template)."""
+    import shlex
+    from types import SimpleNamespace
+
+    from pytest_bfcl.invocation import ini_value_in_place
+
+    clone = tmp_path / "clone"
+    (clone / "adapters").mkdir(parents=True)
+    (clone / "tools.jinja").write_text("{{ messages }}")
+    (tmp_path / "tools.jinja").write_text("the parent's, not the clone's")
+    config = SimpleNamespace(
+        inipath=clone / "pyproject.toml", invocation_params=SimpleNamespace(dir=tmp_path)
+    )
+    value = (
+        "--chat-template tools.jinja --tool-call-parser=hermes --max-model-len 8192 "
+        "--lora-modules a=adapters --generation-config=adapters --api-key 'a b' "
+        "--served-model-name HuggingFaceTB/SmolLM2"
+    )
+    placed = shlex.split(str(ini_value_in_place(config, "vllm_args", value)))
+    assert placed == [
+        "--chat-template", "clone/tools.jinja", "--tool-call-parser=hermes",
+        "--max-model-len", "8192", "--lora-modules", "a=clone/adapters",
+        "--generation-config=clone/adapters", "--api-key", "a b",
+        "--served-model-name", "HuggingFaceTB/SmolLM2",
+    ]  # fmt: skip
+    # from the ini file's own directory, and for an absolute path, the value is kept as written
+    here = SimpleNamespace(
+        inipath=clone / "pyproject.toml", invocation_params=SimpleNamespace(dir=clone)
+    )
+    assert ini_value_in_place(here, "vllm_args", value) == value
+    absolute = f"--chat-template {clone / 'tools.jinja'}"
+    assert ini_value_in_place(config, "vllm_args", absolute) == absolute
+    assert ini_value_in_place(config, "vllm_args", "--chat-template 'unclosed") == (
+        "--chat-template 'unclosed"
+    )

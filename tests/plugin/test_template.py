@@ -101,6 +101,11 @@ def test_ci_caches_the_dataset_and_the_responses_where_the_plugin_keeps_them():
     assert [c["paths"] for c in jobs["cache"][:2]] == [[".bfcl-data/"], [".bfcl-cache/"]]
     ignored = (TEMPLATE / ".gitignore").read_text().split()
     assert {"reports/", ".bfcl-cache/", ".bfcl-data/", ".pytest_cache/"} <= set(ignored)
+    # a started vLLM's logs and caches (--bfcl-vllm-log's default folder)
+    from pytest_bfcl.options import OPTIONS
+
+    (log,) = [o for o in OPTIONS if o.flag == "--bfcl-vllm-log"]
+    assert ".bfcl-vllm/" in log.help and ".bfcl-vllm/" in ignored
 
 
 def test_the_committed_baseline_matches_the_pinned_release():
@@ -332,6 +337,7 @@ def test_the_adoption_steps_are_the_templates_own_settings_and_ignores():
         k: ini[k] for k in added if k != "bfcl_category"
     }
     assert set(blocks["gitignore"].split()) <= set((TEMPLATE / ".gitignore").read_text().split())
+    assert ".bfcl-vllm/" in blocks["gitignore"].split()
     # the model package lists no test tool; the plugin's ci extra brings pytest-xdist for -n auto
     assert not [d for d in template["project"]["dependencies"] if d.startswith("pytest")]
     ours = load_toml((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]

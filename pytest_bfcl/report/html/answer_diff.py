@@ -100,9 +100,22 @@ def answer_fields(
     budget = budget if budget is not None else PAGE_BUDGET
     baseline_answer = cut_answer(baseline_answer) if baseline_answer is not None else None
     answer = cut_answer(answer) if answer is not None else None
+    # an empty answer reads as such beside the other, never as a blank
+    baseline_answer, answer = shown_answer(baseline_answer), shown_answer(answer)
     diff = None
     if baseline_answer is not None and answer is not None and not budget.spent:
         started = time.perf_counter()
         diff = marked_difference(baseline_answer, answer)
         budget.charge(time.perf_counter() - started)
     return {"baseline_answer": baseline_answer, "answer": answer, "answer_diff": diff}
+
+
+EMPTY_ANSWER = "(empty answer: no text and no tool call)"
+
+
+def shown_answer(text: str | None) -> str | None:
+    """An answer as the reports show it: an empty one (nothing but white space) says so,
+    where a blank would read as a report that lost it."""
+    if text is None:
+        return None
+    return text if text.strip() else EMPTY_ANSWER

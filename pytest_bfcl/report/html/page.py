@@ -29,6 +29,7 @@ from pytest_bfcl.report.chart import svg_chart
 from pytest_bfcl.report.html.builder import HtmlBuilder
 from pytest_bfcl.report.html.entries import HtmlEntries
 from pytest_bfcl.report.html.facts import EntryRecord, functions_json
+from pytest_bfcl.report.html.sections import changes_html, sequential_html
 from pytest_bfcl.report.html.tables import (
     entries_skeleton_html,
     header_html,
@@ -70,14 +71,21 @@ def page_pieces(
     scores: Scores,
     gate: GateResult | None,
     metadata: dict[str, Any],
+    sequential: dict[str, Any] | None = None,
+    changes: dict[str, Any] | None = None,
 ) -> list[str]:
-    """The page in pieces, from the entries as gathered during the run."""
+    """The page in pieces, from the entries as gathered during the run; ``sequential`` (the
+    JSON report's record of how a sequential run stopped) and ``changes`` (its entries worse
+    and better than the baseline, with both answers) are shown above the score table."""
     title = f"BFCL V4: {metadata.get('model')} ({metadata.get('mode')})"
     elements = data_elements(entries, page_data(entries, scores, gate))
+    failing = Settlement(gate).failing if gate is not None else set()
     body = "\n".join(
         [
             header_html(metadata, gate, scores),
             '<main id="top">',
+            sequential_html(sequential),
+            changes_html(changes, set(failing)),
             scores_html(scores, gate),
             '<section id="chart" class="panel"><h2>Chart</h2>',
             svg_chart(scores, gate, title),
@@ -107,12 +115,15 @@ def write_html(
     scores: Scores,
     gate: GateResult | None,
     metadata: dict[str, Any],
+    sequential: dict[str, Any] | None = None,
+    changes: dict[str, Any] | None = None,
 ) -> None:
     """Write the page atomically (a killed run never leaves half a page) from the entries
     gathered during the run (:func:`collect` gathers whole records)."""
     # errors="replace": the static part may hold a lone surrogate of the model's (the data
     # elements escape theirs)
-    write_text_atomic(path, page_pieces(entries, scores, gate, metadata), errors="replace")
+    pieces = page_pieces(entries, scores, gate, metadata, sequential, changes)
+    write_text_atomic(path, pieces, errors="replace")
 
 
 # -- data ---------------------------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""Scores across stored runs (``python -m pytest_bfcl.history RUN...``)."""

@@ -1,0 +1,5 @@
+import sys
+
+from pytest_bfcl.history.cli import main
+
+sys.exit(main())
