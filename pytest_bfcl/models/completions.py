@@ -106,7 +106,8 @@ class CompletionsModel(OpenAIChatModel):
 
     def metadata(self) -> dict[str, Any]:
         data = super().metadata()
-        data["wire_format"] = WIRE_FORMAT
+        # the route and the family: a baseline of another route or family is refused
+        data["wire_format"] = f"{WIRE_FORMAT}:{self.family.name}"
         data["handler"] = {
             "family": self.family.name,
             "handlers": list(self.family.handlers),

@@ -126,6 +126,13 @@ def leaderboard_note(settings: Settings, source: DataSource) -> str:
             f"(family {family.name if family else '?'}): the handler's prompt, max_tokens rule "
             "and decoder"
         )
+    elif model.wire_format == "completions":
+        note += (
+            f"; asked through the server's chat template (--bfcl-wire-format="
+            f"{settings.wire_format}), not as the leaderboard asks this open-weight model "
+            f"(its handler {model.handler} on /v1/completions): a regression signal between "
+            "runs, not the leaderboard's number"
+        )
     elif model.decodes_like is None:
         note += (
             f"; the leaderboard decodes its output with its own decoder ({model.decoder}), "

@@ -78,7 +78,7 @@ def test_qwen_fc_asks_completions_with_the_handlers_prompt_and_passes(
         assert "tools" not in body and "messages" not in body
     assert all(t["add_special_tokens"] is False for t in server.tokenized)
     meta = json.loads(report.read_text())["metadata"]
-    assert meta["wire_format"] == "completions"
+    assert meta["wire_format"] == "completions:qwen-fc"
     assert meta["model_info"]["handler"]["family"] == "qwen-fc"
     assert "asked on the completions route as its handler QwenFCHandler asks" in out
 
