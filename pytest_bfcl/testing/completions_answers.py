@@ -1,0 +1,58 @@
+"""Answers to ``/v1/completions`` requests from the prompt alone, in the syntax of the
+handler family whose markup the prompt is written in, so that two harnesses asking the same
+prompts get the same answers and hold the same conversations: after a user's query, a think
+block and a call (``ls(a=True)``, which the file-system backend of the multi-turn entries
+runs); after tool results, a plain answer that ends the turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_QWEN_CALL = '<tool_call>\n{"name": "ls", "arguments": {"a": true}}\n</tool_call>'
+_LLAMA_31_CALL = '{"name": "ls", "parameters": {"a": true}}'
+_PYTHON_CALL = "[ls(a=True)]"
+DONE = "Done."
+
+# How a prompt ends right after tool results, by markup.
+_AFTER_RESULTS = (
+    "</tool_response><|im_end|>\n<|im_start|>assistant\n",
+    "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
+    "<|eot|><|header_start|>assistant<|header_end|>\n\n",
+)
+
+
+def completion_text(prompt: str) -> str:
+    """The answer to a prompt: a call after a query, text after tool results."""
+    if _ends_with_results(prompt):
+        return DONE
+    if "<|im_start|>" in prompt:
+        call = _QWEN_CALL if "<tools>" in prompt else _PYTHON_CALL
+        return f"<think>\nLet me list the files.\n</think>\n\n{call}"
+    if "Environment: ipython" in prompt:
+        return _LLAMA_31_CALL
+    return _PYTHON_CALL
+
+
+def _ends_with_results(prompt: str) -> bool:
+    if prompt.endswith(_AFTER_RESULTS[0]):
+        return True
+    for ending in _AFTER_RESULTS[1:]:
+        if prompt.endswith(ending):
+            body = prompt[: -len(ending)]
+            last_header = max(body.rfind("<|start_header_id|>"), body.rfind("<|header_start|>"))
+            return body[last_header:].startswith(
+                ("<|start_header_id|>ipython", "<|header_start|>ipython")
+            )
+    return False
+
+
+def completion(body: dict[str, Any]) -> dict[str, Any]:
+    """The completions response to a request."""
+    text = completion_text(str(body.get("prompt", "")))
+    return {
+        "id": "cmpl-recorded",
+        "object": "text_completion",
+        "model": body.get("model"),
+        "choices": [{"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
