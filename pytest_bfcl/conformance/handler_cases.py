@@ -33,6 +33,9 @@ FAMILIES = (
     ("LlamaHandler", "meta-llama/Llama-3.1-8B-Instruct", False),
     ("LlamaHandler", "meta-llama/Llama-4-Scout-17B-16E-Instruct", False),
     ("LlamaHandler_3_1", "meta-llama/Llama-3.1-8B-Instruct", True),
+    ("PhiHandler", "microsoft/phi-4", False),
+    ("PhiHandler", "microsoft/Phi-4-mini-instruct", False),
+    ("GemmaHandler", "google/gemma-3-12b-it", False),
 )
 
 _PY_CALL, _PY_LAST = "[cd(folder='document')]", "[ls(a=True), pwd()]"
@@ -55,11 +58,21 @@ ANSWERS: dict[str, list[list[str]]] = {
         [_QWEN_TWO, "<think>x</think>\n\nAll done."],
     ],
     "LlamaHandler": [[_PY_CALL, "Moved."], [_PY_LAST, "All done."]],
+    "PhiHandler": [[f"```python\n{_PY_CALL}\n```", "Moved."], [_PY_LAST, "All done."]],
+    "GemmaHandler": [[_PY_CALL, "Moved."], [_PY_LAST, "All done."]],
     "LlamaHandler_3_1": [[_LLAMA_CALL, "Moved."], [f"<|python_tag|>{_LLAMA_TWO}", "All done."]],
 }
 
 # Raw answers for the decoders, each shape the handlers may meet.
 RAW_ANSWERS: dict[str, list[str]] = {
+    "PhiHandler": [
+        _PY_CALL,
+        f"```json\n{_PY_CALL}\n```",
+        f"```python\n{_PY_CALL}\n```",
+        f"  ```python\n{_PY_CALL}```",  # leading spaces: stripped before the AST path only
+        "```python```json[f(a=1)]",
+        "no call",
+    ],
     "QwenFCHandler": [
         _QWEN_CALL,
         _QWEN_TWO,
@@ -141,7 +154,7 @@ def _conversation(family: Family, case: dict[str, Any], texts: ProtocolTexts, fm
     for turn, messages in enumerate(entry["question"]):
         if turn == 0 and family.system_prompt:
             messages = insert_system_prompt(messages, system_prompt(functions, fmt, texts))
-        history.extend(messages)
+        history.extend(family.prepare_turn(messages))
         for raw in case["answers"][turn]:
             prompts.append(family.render(history, functions))
             answer = family.read(raw)

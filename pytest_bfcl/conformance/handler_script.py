@@ -17,6 +17,8 @@ HANDLERS = {
     "QwenFCHandler": "qwen_fc",
     "LlamaHandler": "llama",
     "LlamaHandler_3_1": "llama_3_1",
+    "PhiHandler": "phi",
+    "GemmaHandler": "gemma",
 }
 
 
@@ -70,6 +72,7 @@ def conversation(case: dict[str, Any]) -> dict[str, Any]:
 
 def decoding(case: dict[str, Any]) -> dict[str, Any]:
     handler = _handler(case["handler"], case["model"], case["fc"])
+    python = importlib.import_module("bfcl_eval.constants.enums").ReturnFormat.PYTHON
     out = []
     for raw in case["raw"]:
         parsed = handler._parse_query_response_prompting(_response(raw))
@@ -78,7 +81,7 @@ def decoding(case: dict[str, Any]) -> dict[str, Any]:
             {
                 "text": text,
                 "reasoning": parsed.get("reasoning_content", ""),
-                "ast": _outcome(lambda t=text: handler.decode_ast(t, "python", False)),
+                "ast": _outcome(lambda t=text: handler.decode_ast(t, python, False)),
                 "execute": _outcome(lambda t=text: handler.decode_execute(t, False)),
             }
         )

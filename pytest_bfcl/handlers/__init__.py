@@ -9,10 +9,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_bfcl.handlers.base import Decoder, Family, RawAnswer
+from pytest_bfcl.handlers.gemma import GemmaFamily
 from pytest_bfcl.handlers.llama import Llama31Family, LlamaFamily
+from pytest_bfcl.handlers.phi import PhiFamily
 from pytest_bfcl.handlers.qwen import QwenFamily, QwenFCFamily
 
-FAMILIES: tuple[type[Family], ...] = (QwenFamily, QwenFCFamily, LlamaFamily, Llama31Family)
+FAMILIES: tuple[type[Family], ...] = (
+    QwenFamily,
+    QwenFCFamily,
+    LlamaFamily,
+    Llama31Family,
+    PhiFamily,
+    GemmaFamily,
+)
 _BY_HANDLER = {handler: family for family in FAMILIES for handler in family.handlers}
 
 

@@ -69,6 +69,11 @@ class Family(ABC):
     def render(self, messages: list[dict[str, Any]], functions: list[dict[str, Any]]) -> str:
         """The prompt for a conversation so far and the functions shown at its start."""
 
+    def prepare_turn(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A turn's messages as the handler prepares the question before asking (system
+        prompt already in place); most leave them as they are."""
+        return messages
+
     def read(self, raw: str) -> RawAnswer:
         """A raw completion as the common base class reads it: whole, no reasoning."""
         return RawAnswer(raw, "", {"role": "assistant", "content": raw})

@@ -135,7 +135,7 @@ class CompletionsModel(OpenAIChatModel):
         if self.family.system_prompt:
             prompt = system_prompt(docs, entry.prompt_format, self.texts)
             messages = insert_system_prompt(messages, prompt)
-        return messages, docs
+        return self.family.prepare_turn(messages), docs
 
     def build_request(self, task: Task) -> dict[str, Any]:
         messages, docs = self.first_messages(task)

@@ -164,6 +164,8 @@ class Conversation:
             # Built once from the docs shown at the start; held-out docs arrive as messages.
             prompt = system_prompt(self.functions, self.task.entry.prompt_format, self.texts)
             messages = insert_system_prompt(messages, prompt)
+        if self.family is not None and added is None:
+            messages = self.family.prepare_turn(messages)
         return messages
 
     def _agentic_instructions(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
