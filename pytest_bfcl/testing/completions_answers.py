@@ -46,6 +46,23 @@ def _ends_with_results(prompt: str) -> bool:
     return False
 
 
+# Where the assistant's first turn opens, by markup.
+_ASSISTANT_OPENINGS = (
+    "<|im_start|>assistant",
+    "<|start_header_id|>assistant",
+    "<|header_start|>assistant",
+    "<start_of_turn>model",
+    "<|assistant|>",
+)
+
+
+def conversation_prefix(prompt: str) -> str:
+    """What every prompt of one conversation starts with: the text before the assistant's
+    first turn (the system prompt and the first query)."""
+    cut = [i for i in (prompt.find(o) for o in _ASSISTANT_OPENINGS) if i != -1]
+    return prompt[: min(cut)] if cut else prompt
+
+
 def completion(body: dict[str, Any]) -> dict[str, Any]:
     """The completions response to a request."""
     text = completion_text(str(body.get("prompt", "")))

@@ -106,3 +106,16 @@ def test_instruction_texts_come_from_the_pinned_release(data_source):
 )
 def test_the_recording_servers_answers_follow_the_prompts_markup(prompt, answer):
     assert answer in completion_text(prompt)
+
+
+def test_a_conversations_prompts_share_the_text_before_the_first_assistant_turn():
+    from pytest_bfcl.testing.completions_answers import conversation_prefix
+
+    first = (
+        "<|im_start|>system\ns<|im_end|>\n<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n"
+    )
+    later = first + "[ls()]<|im_end|>\n<|im_start|>user\n<tool_response>\nr\n</tool_response>"
+    assert (
+        conversation_prefix(first) == conversation_prefix(later) == first.split("<|im_start|>a")[0]
+    )
+    assert conversation_prefix("<bos><start_of_turn>user\nq") == "<bos><start_of_turn>user\nq"
