@@ -36,6 +36,7 @@ FAMILIES = (
     ("PhiHandler", "microsoft/phi-4", False),
     ("PhiHandler", "microsoft/Phi-4-mini-instruct", False),
     ("GemmaHandler", "google/gemma-3-12b-it", False),
+    ("HammerHandler", "MadeAgents/Hammer2.1-7b", True),
 )
 
 _PY_CALL, _PY_LAST = "[cd(folder='document')]", "[ls(a=True), pwd()]"
@@ -44,6 +45,8 @@ _QWEN_TWO = (
     '<tool_call>\n{"name": "ls", "arguments": {"a": true}}\n</tool_call>\n'
     '<tool_call>\n{"name": "pwd", "arguments": {}}\n</tool_call>'
 )
+_JSON_CALL = '[{"name": "cd", "arguments": {"folder": "document"}}]'
+_JSON_TWO = '[{"name": "ls", "arguments": {"a": true}}, {"name": "pwd", "arguments": {}}]'
 _LLAMA_CALL = '{"name": "cd", "parameters": {"folder": "document"}}'
 _LLAMA_TWO = '{"name": "ls", "parameters": {"a": true}}; {"name": "pwd", "parameters": {}}'
 
@@ -60,11 +63,24 @@ ANSWERS: dict[str, list[list[str]]] = {
     "LlamaHandler": [[_PY_CALL, "Moved."], [_PY_LAST, "All done."]],
     "PhiHandler": [[f"```python\n{_PY_CALL}\n```", "Moved."], [_PY_LAST, "All done."]],
     "GemmaHandler": [[_PY_CALL, "Moved."], [_PY_LAST, "All done."]],
+    "HammerHandler": [[f"```{_JSON_CALL}```", "[]"], [_JSON_TWO, "All done."]],
     "LlamaHandler_3_1": [[_LLAMA_CALL, "Moved."], [f"<|python_tag|>{_LLAMA_TWO}", "All done."]],
 }
 
 # Raw answers for the decoders, each shape the handlers may meet.
 RAW_ANSWERS: dict[str, list[str]] = {
+    "HammerHandler": [
+        _JSON_CALL,
+        _JSON_TWO,
+        f"```json\n{_JSON_CALL}\n```",
+        '{"tool_calls": [{"name": "cd", "arguments": {"folder": "x"}}]}',
+        '{"name": "cd", "arguments": {"folder": "x"}}',
+        '[{"name": "cd"}, "text", 3]',
+        '[{"name": "cd", "arguments": "folder=x"}]',
+        "42",
+        "not JSON",
+        "[]",
+    ],
     "PhiHandler": [
         _PY_CALL,
         f"```json\n{_PY_CALL}\n```",

@@ -19,6 +19,7 @@ HANDLERS = {
     "LlamaHandler_3_1": "llama_3_1",
     "PhiHandler": "phi",
     "GemmaHandler": "gemma",
+    "HammerHandler": "hammer",
 }
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pytest_bfcl.handlers.base import Decoder, Family, RawAnswer
 from pytest_bfcl.handlers.gemma import GemmaFamily
+from pytest_bfcl.handlers.hammer import HammerFamily
 from pytest_bfcl.handlers.llama import Llama31Family, LlamaFamily
 from pytest_bfcl.handlers.phi import PhiFamily
 from pytest_bfcl.handlers.qwen import QwenFamily, QwenFCFamily
@@ -21,6 +22,7 @@ FAMILIES: tuple[type[Family], ...] = (
     Llama31Family,
     PhiFamily,
     GemmaFamily,
+    HammerFamily,
 )
 _BY_HANDLER = {handler: family for family in FAMILIES for handler in family.handlers}
 

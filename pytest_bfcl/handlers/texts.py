@@ -16,6 +16,7 @@ from functools import cache
 from pathlib import Path
 
 from pytest_bfcl.dataset.fetch import DatasetError
+from pytest_bfcl.dataset.texts import module_constants
 
 LOCAL_HANDLER_DIR = "bfcl_eval/model_handler/local_inference"
 
@@ -71,3 +72,20 @@ def text_starting(root: Path, where: tuple[str, str, str], start: str, *, nth: i
             f"{start!r}; this release's prompts are not known to pytest-bfcl"
         )
     return matches[nth]
+
+
+def module_text(root: Path, module: str, name: str) -> str:
+    """A module-level string constant of ``local_inference/module.py``."""
+    path = root / LOCAL_HANDLER_DIR / f"{module}.py"
+    value = _constants(path).get(name)
+    if not isinstance(value, str):
+        raise DatasetError(f"{path} has no text constant {name}; this release is not known")
+    return value
+
+
+@cache
+def _constants(path: Path) -> dict[str, object]:
+    try:
+        return module_constants(path)
+    except (OSError, SyntaxError) as exc:
+        raise DatasetError(f"cannot read the handler module {path}: {exc}") from None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 _QWEN_CALL = '<tool_call>\n{"name": "ls", "arguments": {"a": true}}\n</tool_call>'
+_JSON_CALL = '[{"name": "ls", "arguments": {"a": true}}]'
 _LLAMA_31_CALL = '{"name": "ls", "parameters": {"a": true}}'
 _PYTHON_CALL = "[ls(a=True)]"
 DONE = "Done."
@@ -25,6 +26,8 @@ def completion_text(prompt: str) -> str:
     """The answer to a prompt: a call after a query, text after tool results."""
     if _ends_with_results(prompt):
         return DONE
+    if "[BEGIN OF AVAILABLE TOOLS]" in prompt:  # Hammer
+        return _JSON_CALL
     if "<|im_start|>" in prompt:
         call = _QWEN_CALL if "<tools>" in prompt else _PYTHON_CALL
         return f"<think>\nLet me list the files.\n</think>\n\n{call}"
@@ -36,6 +39,9 @@ def completion_text(prompt: str) -> str:
 def _ends_with_results(prompt: str) -> bool:
     if prompt.endswith(_AFTER_RESULTS[0]):
         return True
+    if prompt.endswith("<|im_end|>\n<|im_start|>assistant\n"):
+        last = prompt[: -len("<|im_start|>assistant\n")].rfind("<|im_start|>")
+        return prompt[last:].startswith("<|im_start|>tool\n")
     for ending in _AFTER_RESULTS[1:]:
         if prompt.endswith(ending):
             body = prompt[: -len(ending)]
