@@ -37,6 +37,8 @@ FAMILIES = (
     ("PhiHandler", "microsoft/Phi-4-mini-instruct", False),
     ("GemmaHandler", "google/gemma-3-12b-it", False),
     ("HammerHandler", "MadeAgents/Hammer2.1-7b", True),
+    ("SalesforceLlamaHandler", "Salesforce/Llama-xLAM-2-8b-fc-r", True),
+    ("SalesforceQwenHandler", "Salesforce/xLAM-2-32b-fc-r", True),
 )
 
 _PY_CALL, _PY_LAST = "[cd(folder='document')]", "[ls(a=True), pwd()]"
@@ -47,6 +49,7 @@ _QWEN_TWO = (
 )
 _JSON_CALL = '[{"name": "cd", "arguments": {"folder": "document"}}]'
 _JSON_TWO = '[{"name": "ls", "arguments": {"a": true}}, {"name": "pwd", "arguments": {}}]'
+_XLAM_TWO = '{"name": "ls", "arguments": {"a": true}}; {"name": "pwd", "arguments": {}}'
 _LLAMA_CALL = '{"name": "cd", "parameters": {"folder": "document"}}'
 _LLAMA_TWO = '{"name": "ls", "parameters": {"a": true}}; {"name": "pwd", "parameters": {}}'
 
@@ -64,11 +67,25 @@ ANSWERS: dict[str, list[list[str]]] = {
     "PhiHandler": [[f"```python\n{_PY_CALL}\n```", "Moved."], [_PY_LAST, "All done."]],
     "GemmaHandler": [[_PY_CALL, "Moved."], [_PY_LAST, "All done."]],
     "HammerHandler": [[f"```{_JSON_CALL}```", "[]"], [_JSON_TWO, "All done."]],
+    "SalesforceLlamaHandler": [[_JSON_CALL, "Moved."], [_XLAM_TWO, "All done."]],
+    "SalesforceQwenHandler": [[_JSON_CALL, "Moved."], [_XLAM_TWO, "All done."]],
     "LlamaHandler_3_1": [[_LLAMA_CALL, "Moved."], [f"<|python_tag|>{_LLAMA_TWO}", "All done."]],
 }
 
 # Raw answers for the decoders, each shape the handlers may meet.
+_XLAM_RAW = [
+    _JSON_CALL,
+    '{"name": "cd", "arguments": {"folder": "x"}}',
+    _XLAM_TWO,
+    '{"name": "echo", "arguments": {"content": "a; b"}}',
+    '[{"name": "cd"}]',
+    '[{"name": "cd", "arguments": "folder=x"}]',
+    "I need more information.",
+    "[]",
+]
 RAW_ANSWERS: dict[str, list[str]] = {
+    "SalesforceLlamaHandler": _XLAM_RAW,
+    "SalesforceQwenHandler": _XLAM_RAW,
     "HammerHandler": [
         _JSON_CALL,
         _JSON_TWO,

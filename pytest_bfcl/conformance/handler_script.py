@@ -20,6 +20,8 @@ HANDLERS = {
     "PhiHandler": "phi",
     "GemmaHandler": "gemma",
     "HammerHandler": "hammer",
+    "SalesforceLlamaHandler": "salesforce_llama",
+    "SalesforceQwenHandler": "salesforce_qwen",
 }
 
 

@@ -14,6 +14,7 @@ from pytest_bfcl.handlers.hammer import HammerFamily
 from pytest_bfcl.handlers.llama import Llama31Family, LlamaFamily
 from pytest_bfcl.handlers.phi import PhiFamily
 from pytest_bfcl.handlers.qwen import QwenFamily, QwenFCFamily
+from pytest_bfcl.handlers.xlam import XlamLlamaFamily, XlamQwenFamily
 
 FAMILIES: tuple[type[Family], ...] = (
     QwenFamily,
@@ -23,6 +24,8 @@ FAMILIES: tuple[type[Family], ...] = (
     PhiFamily,
     GemmaFamily,
     HammerFamily,
+    XlamLlamaFamily,
+    XlamQwenFamily,
 )
 _BY_HANDLER = {handler: family for family in FAMILIES for handler in family.handlers}
 

@@ -26,7 +26,7 @@ def completion_text(prompt: str) -> str:
     """The answer to a prompt: a call after a query, text after tool results."""
     if _ends_with_results(prompt):
         return DONE
-    if "[BEGIN OF AVAILABLE TOOLS]" in prompt:  # Hammer
+    if "[BEGIN OF AVAILABLE TOOLS]" in prompt or "You have access to a set of tools" in prompt:
         return _JSON_CALL
     if "<|im_start|>" in prompt:
         call = _QWEN_CALL if "<tools>" in prompt else _PYTHON_CALL
@@ -39,7 +39,7 @@ def completion_text(prompt: str) -> str:
 def _ends_with_results(prompt: str) -> bool:
     if prompt.endswith(_AFTER_RESULTS[0]):
         return True
-    if prompt.endswith("<|im_end|>\n<|im_start|>assistant\n"):
+    if prompt.endswith("<|im_start|>assistant\n"):
         last = prompt[: -len("<|im_start|>assistant\n")].rfind("<|im_start|>")
         return prompt[last:].startswith("<|im_start|>tool\n")
     for ending in _AFTER_RESULTS[1:]:
