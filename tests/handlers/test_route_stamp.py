@@ -46,3 +46,14 @@ def test_a_baseline_of_another_route_or_family_is_named_as_different():
     assert any("wire format differs" in p for p in request_differences(chat, qwen_fc))
     assert any("wire format differs" in p for p in request_differences(qwen, qwen_fc))
     assert not any("wire format" in p for p in request_differences(qwen_fc, dict(qwen_fc)))
+
+
+def test_the_html_header_names_the_route_and_the_leaderboard_line():
+    from pytest_bfcl.report.html.page import render_html
+    from pytest_bfcl.scores.board import ScoreBoard
+
+    note = "scored as the leaderboard scores Qwen/Qwen3-8B-FC (...); asked on the completions route"
+    metadata = {"model": "m", "wire_format": "completions:qwen-fc", "leaderboard_note": note}
+    page = render_html([], {}, ScoreBoard().scores(), None, metadata)
+    assert "asked over: <b>completions:qwen-fc</b>" in page
+    assert "asked on the completions route" in page
