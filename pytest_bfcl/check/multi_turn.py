@@ -40,7 +40,7 @@ def decode_step(raw: Any, mode: str, handler: str | None = None) -> list[str]:
     whatever odd shape the output has. ``handler``: a leaderboard handler whose own decoder
     reads a text answer (:mod:`pytest_bfcl.handlers`)."""
     try:
-        own = decoder_for(handler) if isinstance(raw, str) else None
+        own = decoder_for(handler, raw)
         if own is not None:
             return own.decode_execute(raw)
         if mode == "fc":

@@ -18,7 +18,7 @@ from pytest_bfcl.scoring import ScoringOptions
 def decode_single_turn(result: Any, entry: Entry, options: ScoringOptions) -> Any:
     """Decode a raw output with the model's decoder; raises :class:`DecodeError`."""
     try:
-        own = decoder_for(options.handler) if isinstance(result, str) else None
+        own = decoder_for(options.handler, result)
         if own is not None:  # a leaderboard handler's own decoder reads its text answers
             return own.decode_ast(result, entry.language, entry.prompt_format)
         if options.mode == "fc":

@@ -39,6 +39,7 @@ FAMILIES = (
     ("HammerHandler", "MadeAgents/Hammer2.1-7b", True),
     ("SalesforceLlamaHandler", "Salesforce/Llama-xLAM-2-8b-fc-r", True),
     ("SalesforceQwenHandler", "Salesforce/xLAM-2-32b-fc-r", True),
+    ("ArchHandler", "katanemo/Arch-Agent-1.5B", True),
 )
 
 _PY_CALL, _PY_LAST = "[cd(folder='document')]", "[ls(a=True), pwd()]"
@@ -69,6 +70,7 @@ ANSWERS: dict[str, list[list[str]]] = {
     "HammerHandler": [[f"```{_JSON_CALL}```", "[]"], [_JSON_TWO, "All done."]],
     "SalesforceLlamaHandler": [[_JSON_CALL, "Moved."], [_XLAM_TWO, "All done."]],
     "SalesforceQwenHandler": [[_JSON_CALL, "Moved."], [_XLAM_TWO, "All done."]],
+    "ArchHandler": [[f"Sure.\n{_QWEN_CALL}", "Moved."], [_QWEN_TWO, "All done."]],
     "LlamaHandler_3_1": [[_LLAMA_CALL, "Moved."], [f"<|python_tag|>{_LLAMA_TWO}", "All done."]],
 }
 
@@ -84,6 +86,13 @@ _XLAM_RAW = [
     "[]",
 ]
 RAW_ANSWERS: dict[str, list[str]] = {
+    "ArchHandler": [
+        _QWEN_CALL,
+        _QWEN_TWO,
+        "<tool_call>\n{'name': 'cd', 'arguments': {'folder': 'x'}}\n</tool_call>",
+        '<tool_call>\n{"name": "cd", "arguments": "{\\"folder\\": \\"x\\"}"}\n</tool_call>',
+        "No call here.",
+    ],
     "SalesforceLlamaHandler": _XLAM_RAW,
     "SalesforceQwenHandler": _XLAM_RAW,
     "HammerHandler": [

@@ -20,6 +20,7 @@ HANDLERS = {
     "PhiHandler": "phi",
     "GemmaHandler": "gemma",
     "HammerHandler": "hammer",
+    "ArchHandler": "arch",
     "SalesforceLlamaHandler": "salesforce_llama",
     "SalesforceQwenHandler": "salesforce_qwen",
 }

@@ -7,7 +7,9 @@ refused in one line that names the families that work (:func:`unsupported`)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from pytest_bfcl.handlers.arch import ArchFamily
 from pytest_bfcl.handlers.base import Decoder, Family, RawAnswer
 from pytest_bfcl.handlers.gemma import GemmaFamily
 from pytest_bfcl.handlers.hammer import HammerFamily
@@ -26,6 +28,7 @@ FAMILIES: tuple[type[Family], ...] = (
     HammerFamily,
     XlamLlamaFamily,
     XlamQwenFamily,
+    ArchFamily,
 )
 _BY_HANDLER = {handler: family for family in FAMILIES for handler in family.handlers}
 
@@ -47,11 +50,14 @@ def family_for(handler: str, root: Path, model_name: str = "") -> Family:
     return family(root, model_name)
 
 
-def decoder_for(handler: str | None) -> Decoder | None:
-    """The handler's own decoder, or None where it decodes as the common prompting decoders
-    do (and for no handler)."""
+def decoder_for(handler: str | None, result: Any = "") -> Decoder | None:
+    """The handler's own decoder for a stored result, or None where the mode's decoders read
+    it: a handler that decodes as the common prompting decoders do, no handler, or a result
+    of another shape than the handler stores (the oracle's native calls, say)."""
     family = _BY_HANDLER.get(handler or "")
-    return family.decoder if family is not None and family.decoder.own else None
+    if family is None or not family.decoder.own:
+        return None
+    return family.decoder if isinstance(result, str) or family.decoder.structured else None
 
 
 def unsupported(handler: str) -> str:

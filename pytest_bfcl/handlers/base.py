@@ -26,7 +26,7 @@ class RawAnswer:
     answer after any reasoning), ``reasoning`` what it records apart ("" for none), ``echo``
     the assistant message it adds to the conversation's history."""
 
-    text: str
+    text: Any  # the raw text, or the calls read from it where the handler stores those
     reasoning: str
     echo: dict[str, Any] = field(default_factory=dict)
 
@@ -34,6 +34,10 @@ class RawAnswer:
 class Decoder:
     """How a handler reads an answer into calls; by default the benchmark's prompting
     decoders, as the handlers' common base class does."""
+
+    # The handler stores calls it read as data (``[{name: arguments}]``), not the raw text:
+    # its decoder reads stored results of any shape.
+    structured = False
 
     def decode_ast(self, text: Any, language: str, fmt: PromptFormat) -> Any:
         return decode_prompting_ast(text, fmt, language)

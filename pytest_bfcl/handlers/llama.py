@@ -69,7 +69,7 @@ def _literal(node: ast.expr, budget: Budget) -> Any:
     raise DecodeError(f"not a literal: {_short(ast.unparse(node), 80)}")
 
 
-def _python_literal(text: str) -> Any:
+def python_literal(text: str) -> Any:
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
@@ -89,7 +89,7 @@ def llama_calls(text: Any) -> list[tuple[Any, Any]]:
         except (ValueError, RecursionError) as exc:
             raise DecodeError(f"a call that is not JSON: {exc}") from None
     else:
-        calls = _python_literal(text)
+        calls = python_literal(text)
         if isinstance(calls, dict):
             calls = [calls]
     check_value(calls)

@@ -183,6 +183,8 @@ class CompletionsModel(OpenAIChatModel):
         text = record.get("result")
         if record.get("finish_reason") in _UNREAD or not isinstance(text, str):
             return record
+        # An answer the handler could not read (a call it would evaluate and fail on) is
+        # decoded as the raw text, and fails there.
         try:
             answer = self.family.read(text)
         except DecodeError:  # past the bounds on output: the text is decoded whole, and fails
