@@ -40,6 +40,7 @@ FAMILIES = (
     ("SalesforceLlamaHandler", "Salesforce/Llama-xLAM-2-8b-fc-r", True),
     ("SalesforceQwenHandler", "Salesforce/xLAM-2-32b-fc-r", True),
     ("ArchHandler", "katanemo/Arch-Agent-1.5B", True),
+    ("Granite3FCHandler", "ibm-granite/granite-3.2-8b-instruct", True),
 )
 
 _PY_CALL, _PY_LAST = "[cd(folder='document')]", "[ls(a=True), pwd()]"
@@ -51,6 +52,9 @@ _QWEN_TWO = (
 _JSON_CALL = '[{"name": "cd", "arguments": {"folder": "document"}}]'
 _JSON_TWO = '[{"name": "ls", "arguments": {"a": true}}, {"name": "pwd", "arguments": {}}]'
 _XLAM_TWO = '{"name": "ls", "arguments": {"a": true}}; {"name": "pwd", "arguments": {}}'
+_GRANITE_TWO = (
+    '<tool_call>{"name": "ls", "arguments": {"a": true}}, {"name": "pwd", "arguments": {}}'
+)
 _LLAMA_CALL = '{"name": "cd", "parameters": {"folder": "document"}}'
 _LLAMA_TWO = '{"name": "ls", "parameters": {"a": true}}; {"name": "pwd", "parameters": {}}'
 
@@ -71,6 +75,7 @@ ANSWERS: dict[str, list[list[str]]] = {
     "SalesforceLlamaHandler": [[_JSON_CALL, "Moved."], [_XLAM_TWO, "All done."]],
     "SalesforceQwenHandler": [[_JSON_CALL, "Moved."], [_XLAM_TWO, "All done."]],
     "ArchHandler": [[f"Sure.\n{_QWEN_CALL}", "Moved."], [_QWEN_TWO, "All done."]],
+    "Granite3FCHandler": [[f"<|tool_call|>{_JSON_CALL}", "Moved."], [_GRANITE_TWO, "All done."]],
     "LlamaHandler_3_1": [[_LLAMA_CALL, "Moved."], [f"<|python_tag|>{_LLAMA_TWO}", "All done."]],
 }
 
@@ -86,6 +91,15 @@ _XLAM_RAW = [
     "[]",
 ]
 RAW_ANSWERS: dict[str, list[str]] = {
+    "Granite3FCHandler": [
+        f"<|tool_call|>{_JSON_CALL}",
+        _GRANITE_TWO,
+        f"ASSISTANT: <|tool_call|>{_JSON_CALL}",
+        "<|tool_call|>" + "[\"{'name': 'cd', 'arguments': {'folder': 'x'}}\"]",
+        '<|tool_call|>[{"name": "cd", "arguments": {}, "extra": 1}]',
+        "<|tool_call|>not json",
+        "No call here.",
+    ],
     "ArchHandler": [
         _QWEN_CALL,
         _QWEN_TWO,

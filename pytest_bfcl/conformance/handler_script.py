@@ -21,6 +21,7 @@ HANDLERS = {
     "GemmaHandler": "gemma",
     "HammerHandler": "hammer",
     "ArchHandler": "arch",
+    "Granite3FCHandler": "granite_3",
     "SalesforceLlamaHandler": "salesforce_llama",
     "SalesforceQwenHandler": "salesforce_qwen",
 }

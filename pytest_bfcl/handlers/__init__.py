@@ -12,6 +12,7 @@ from typing import Any
 from pytest_bfcl.handlers.arch import ArchFamily
 from pytest_bfcl.handlers.base import Decoder, Family, RawAnswer
 from pytest_bfcl.handlers.gemma import GemmaFamily
+from pytest_bfcl.handlers.granite import Granite3Family
 from pytest_bfcl.handlers.hammer import HammerFamily
 from pytest_bfcl.handlers.llama import Llama31Family, LlamaFamily
 from pytest_bfcl.handlers.phi import PhiFamily
@@ -29,6 +30,7 @@ FAMILIES: tuple[type[Family], ...] = (
     XlamLlamaFamily,
     XlamQwenFamily,
     ArchFamily,
+    Granite3Family,
 )
 _BY_HANDLER = {handler: family for family in FAMILIES for handler in family.handlers}
 

@@ -120,12 +120,12 @@ def test_a_tokenizer_folder_counts_the_prompt(pytester, dataset, data_source, tm
 def test_an_open_weight_entry_of_another_family_is_refused_in_one_line(pytester, data_source):
     result = pytester.runpytest(
         "--bfcl-model=test-model", "--bfcl-base-url=http://127.0.0.1:9/v1",
-        "--bfcl-leaderboard-model=ibm-granite/granite-3.2-8b-instruct", f"--bfcl-data={data_source.data_dir}",
+        "--bfcl-leaderboard-model=tiiuae/Falcon3-10B-Instruct-FC", f"--bfcl-data={data_source.data_dir}",
         "-p", "no:cacheprovider",
     )  # fmt: skip
     err = result.stderr.str()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "Granite3FCHandler is not reproduced" in err and "QwenFCHandler" in err
+    assert "Falcon3FCHandler is not reproduced" in err and "QwenFCHandler" in err
     assert "--bfcl-wire-format=chat-completions" in err
     assert "Traceback" not in err
 
