@@ -26,6 +26,8 @@ def completion_text(prompt: str) -> str:
     """The answer to a prompt: a call after a query, text after tool results."""
     if _ends_with_results(prompt):
         return DONE
+    if "<|start_of_role|>" in prompt:  # Granite: no assistant opening in its prompts
+        return f"<|tool_call|>{_JSON_CALL}"
     if "[BEGIN OF AVAILABLE TOOLS]" in prompt or "You have access to a set of tools" in prompt:
         return _JSON_CALL
     if "<|im_start|>" in prompt:
@@ -39,6 +41,9 @@ def completion_text(prompt: str) -> str:
 def _ends_with_results(prompt: str) -> bool:
     if prompt.endswith(_AFTER_RESULTS[0]):
         return True
+    if prompt.endswith("<|end_of_text|>\n"):
+        last = prompt.rfind("<|start_of_role|>")
+        return prompt[last:].startswith("<|start_of_role|>tool<|end_of_role|>")
     if prompt.endswith("<|im_start|>assistant\n"):
         last = prompt[: -len("<|im_start|>assistant\n")].rfind("<|im_start|>")
         return prompt[last:].startswith("<|im_start|>tool\n")

@@ -119,3 +119,10 @@ def test_a_conversations_prompts_share_the_text_before_the_first_assistant_turn(
         conversation_prefix(first) == conversation_prefix(later) == first.split("<|im_start|>a")[0]
     )
     assert conversation_prefix("<bos><start_of_turn>user\nq") == "<bos><start_of_turn>user\nq"
+
+
+def test_the_recording_server_answers_granite_prompts_without_an_assistant_opening():
+    query = "<|start_of_role|>user<|end_of_role|>q<|end_of_text|>\n"
+    results = query + "<|start_of_role|>tool<|end_of_role|>r<|end_of_text|>\n"
+    assert completion_text(query).startswith("<|tool_call|>[")
+    assert completion_text(results) == DONE
