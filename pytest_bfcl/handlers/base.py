@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_bfcl.decode import DecodeError, decode_prompting_ast, decode_prompting_execute
+from pytest_bfcl.decode import decode_prompting_ast, decode_prompting_execute
 from pytest_bfcl.decode.prompting import PromptFormat
 
 
@@ -114,4 +114,4 @@ def split_reasoning(text: str) -> tuple[str, str]:
     return parts[-1].lstrip("\n"), reasoning
 
 
-__all__ = ["DecodeError", "Decoder", "Family", "RawAnswer", "content_text", "split_reasoning"]
+__all__ = ["Decoder", "Family", "RawAnswer", "content_text", "split_reasoning"]
