@@ -50,6 +50,8 @@ def as_leaderboard_scores(settings: Settings, source: DataSource) -> Settings:
     if "history_echo" not in given:
         echo = history_echo_of(_parser_in_mode(model, mode))
     wire = settings.wire_format if "wire_format" in given else model.wire_format
+    if wire == "completions" and family_class(model.handler) is None and _asks_nothing(settings):
+        wire = "chat-completions"  # stored answers (replay) or the oracle: no request to make
     if wire == "completions" and family_class(model.handler) is None:
         raise ValueError(
             f"--bfcl-leaderboard-model={model.name}: {unsupported(model.handler)}; or ask "
@@ -64,6 +66,11 @@ def as_leaderboard_scores(settings: Settings, source: DataSource) -> Settings:
             "wire_format": wire,
         }
     )
+
+
+def _asks_nothing(settings: Settings) -> bool:
+    """Whether the run's model sends no request (the oracle, stored answers)."""
+    return settings.model.startswith(("oracle", "replay:"))
 
 
 def route_handler(settings: Settings, source: DataSource) -> str | None:

@@ -57,3 +57,12 @@ def test_the_html_header_names_the_route_and_the_leaderboard_line():
     page = render_html([], {}, ScoreBoard().scores(), None, metadata)
     assert "asked over: <b>completions:qwen-fc</b>" in page
     assert "asked on the completions route" in page
+
+
+def test_stored_answers_of_an_unreproduced_family_are_still_scored(data_source):
+    settings = as_leaderboard_scores(
+        build_settings({"model": "replay:results", "leaderboard_model": "THUDM/glm-4-9b-chat"}),
+        data_source,
+    )
+    assert settings.wire_format == "chat-completions"
+    assert scoring_options(settings, data_source).handler is None
