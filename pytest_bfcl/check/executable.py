@@ -233,7 +233,7 @@ def _augment(j: int, fits: list[list[bool]], partner: dict[int, int], seen: set[
 def decode_calls(result: Any, options: ScoringOptions) -> list[str]:
     """The model's calls as strings for the executor; any decoder failure is a DecodeError."""
     try:
-        return decode_step(result, options.mode)
+        return decode_step(result, options.mode, options.handler)
     except DecodeError:
         raise
     except Exception as exc:  # whatever the output makes a decoder raise is the model's

@@ -25,18 +25,24 @@ from pytest_bfcl.decode.fc import decode_fc_execute
 from pytest_bfcl.decode.limits import clip
 from pytest_bfcl.decode.prompting import decode_prompting_execute
 from pytest_bfcl.errors import InfrastructureError
+from pytest_bfcl.handlers import decoder_for
 
 
 @dataclass(frozen=True)
 class MultiTurnOptions:
     mode: str = "fc"  # "fc" or "prompt": how each step's raw output is decoded
     strict: bool = False  # fail calls made in a turn whose ground truth is empty
+    handler: str | None = None  # a leaderboard handler whose own decoder reads text answers
 
 
-def decode_step(raw: Any, mode: str) -> list[str]:
+def decode_step(raw: Any, mode: str, handler: str | None = None) -> list[str]:
     """One step's raw output as call strings. Raises DecodeError when it is not a call list,
-    whatever odd shape the output has."""
+    whatever odd shape the output has. ``handler``: a leaderboard handler whose own decoder
+    reads a text answer (:mod:`pytest_bfcl.handlers`)."""
     try:
+        own = decoder_for(handler, raw)
+        if own is not None:
+            return own.decode_execute(raw)
         if mode == "fc":
             return decode_fc_execute(raw)
         return decode_prompting_execute(raw)
@@ -51,7 +57,9 @@ def is_empty_calls(calls: list[str]) -> bool:
     return len(calls) == 0 or (len(calls) == 1 and len(calls[0]) == 0)
 
 
-def decoded_turns(result: list[Any], mode: str) -> list[list[list[str]]]:
+def decoded_turns(
+    result: list[Any], mode: str, handler: str | None = None
+) -> list[list[list[str]]]:
     """Per turn, the steps that decoded to a non-empty call list (others are dropped)."""
     turns: list[list[list[str]]] = []
     for turn in result:
@@ -65,7 +73,7 @@ def decoded_turns(result: list[Any], mode: str) -> list[list[list[str]]]:
         kept = []
         for step in steps:
             try:
-                calls = decode_step(step, mode)
+                calls = decode_step(step, mode, handler)
             except DecodeError:
                 continue
             if not is_empty_calls(calls):
@@ -158,7 +166,7 @@ def _evaluate_multi_turn(
             expected=expected,
             report=[f"the model answered {len(result)} of {len(expected)} turns"],
         )
-    turns = decoded_turns(result, options.mode)
+    turns = decoded_turns(result, options.mode, options.handler)
     model_env = Environment.create(entry.involved_classes, entry.initial_config, long_context)
     truth_env = Environment.create(entry.involved_classes, entry.initial_config, long_context)
     all_model_results: list[str] = []

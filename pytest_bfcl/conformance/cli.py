@@ -228,6 +228,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_bfcl.conformance.requests_cli import main as compare_requests
 
         return compare_requests(argv[1:])
+    if argv[:1] == ["handlers"]:  # the open-weight handlers (.handlers_cli)
+        from pytest_bfcl.conformance.handlers_cli import main as compare_handlers
+
+        return compare_handlers(argv[1:])
     args = build_parser().parse_args(argv)
     if (problem := path_problem(args)) is not None:
         return refuse("conformance", problem)

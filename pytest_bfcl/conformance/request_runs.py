@@ -108,8 +108,11 @@ def run_official(
     key_names: Sequence[str] = (),
     timeout: float = 3600,
     threads: int = 8,
+    local_model: Path | None = None,
 ) -> SideRun:
-    """``bfcl generate`` of the slice against the server, in a fresh project root."""
+    """``bfcl generate`` of the slice against the server, in a fresh project root.
+    ``local_model``: an open-weight entry's checkpoint folder (its tokenizer and config): the
+    harness asks the server as for a local model it did not start."""
     root = workdir / "official" / category
     root.mkdir(parents=True, exist_ok=True)
     (root / ID_FILE).write_text(json.dumps({category: list(ids)}), encoding="utf-8")
@@ -118,6 +121,9 @@ def run_official(
     env["OPENAI_API_KEY"] = KEY_PLACEHOLDER
     cmd = [str(python), "-m", "bfcl_eval", "generate", "--model", model_name, "--run-ids"]
     cmd += ["--num-threads", str(threads), "--allow-overwrite"]
+    if local_model is not None:
+        env["REMOTE_OPENAI_BASE_URL"] = server.base_url
+        cmd += ["--skip-server-setup", "--local-model-path", str(local_model)]
     log = root / "generate.log"
     server.take()
     status, seconds = _run_logged(cmd, root, env, log, timeout)

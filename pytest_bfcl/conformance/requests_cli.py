@@ -96,6 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--pip-arg", action="append", default=[], help="extra argument for building the virtualenv"
     )
+    parser.add_argument(
+        "--tokenizer",
+        type=Path,
+        help="open-weight entries: the checkpoint folder both harnesses count prompt tokens "
+        "with (tokenizer.json, tokenizer_config.json, config.json); default: a word-level "
+        "tokenizer made for the run",
+    )
     parser.add_argument("--json", type=Path, dest="json_out", help="write the comparison as JSON")
     parser.add_argument("--keep", type=Path, help="keep both harnesses' files here")
     parser.add_argument("--timeout", type=seconds, default=3600, help="seconds per run (3600)")
@@ -144,12 +151,18 @@ def compare_requests(args: argparse.Namespace, workdir: Path) -> list[CategoryRe
     dataset = open_dataset(source)
     keys = handler_key_names(source.unpacked_root)
     sent_name = model.api_model_name or model.name
+    local, extra = None, []
+    if model.wire_format == "completions":  # asked as a local model: the checkpoint's path
+        local = (args.tokenizer or word_level_checkpoint(workdir / "checkpoint")).resolve()
+        sent_name, extra = str(local), [f"--bfcl-tokenizer={local}"]
     results = []
     with RecordingServer(script) as server:
         for category in categories:
             ids = choose_slice(dataset, category, args.per_category or None)
             _say(f"{category}: {len(ids)} entries, pytest-bfcl then the official harness")
-            ours = run_ours(server, sent_name, model.name, category, ids, workdir, args.timeout)
+            ours = run_ours(
+                server, sent_name, model.name, category, ids, workdir, args.timeout, extra
+            )
             official = run_official(
                 python,
                 server,
@@ -159,11 +172,33 @@ def compare_requests(args: argparse.Namespace, workdir: Path) -> list[CategoryRe
                 workdir,
                 keys,
                 args.timeout,
+                local_model=local,
             )
             result = compare_category(category, ours.requests, official.requests)
             problems = [p for p in (official.problem, ours.problem) if p]
             results.append(result.model_copy(update={"problem": "; ".join(problems) or None}))
     return results
+
+
+def word_level_checkpoint(folder: Path, context: int = 8192) -> Path:
+    """A checkpoint folder both harnesses read the same way: a tokenizer that counts words and
+    punctuation, and a context window short enough that ``max_tokens`` follows the prompt."""
+    try:
+        from tokenizers import Tokenizer, models, pre_tokenizers
+    except ImportError:
+        raise SetupError(
+            "open-weight entries need a tokenizer: give --tokenizer PATH, or install the "
+            "tokenizers package (pip install 'pytest-bfcl[handlers]')"
+        ) from None
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.save(str(folder / "tokenizer.json"))
+    config = {"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "[UNK]"}
+    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    model_config = {"model_type": "llama", "max_position_embeddings": context}
+    (folder / "config.json").write_text(json.dumps(model_config), encoding="utf-8")
+    return folder
 
 
 def _say(message: str) -> None:

@@ -98,8 +98,9 @@ class LeaderboardModel(BaseModel):
     response_parser: str | None = None
     # The same per mode (a run may choose the mode the model is not registered in).
     response_parser_in: dict[str, str | None] = {}
-    # How the leaderboard asks the model, of the wire formats the plugin speaks: OpenAI's
-    # Responses API (its Responses handler) or chat completions (every other handler).
+    # How the leaderboard asks the model: OpenAI's Responses API (its Responses handler),
+    # completions with a prompt the handler renders (open-weight models' handlers), or chat
+    # completions (every other handler).
     wire_format: WireFormat = "chat-completions"
     extra: dict[str, Any] = {}
 
@@ -293,6 +294,8 @@ def _response_parser(
 def _wire_format(
     model: LeaderboardModel, classes: dict[str, tuple[list[str], set[str]]]
 ) -> WireFormat:
+    if descends_from(model.handler, LOCAL_BASE, classes):
+        return "completions"  # an open-weight model: a prompt its handler renders
     return (
         "responses"
         if descends_from(model.handler, RESPONSES_HANDLER, classes)

@@ -34,7 +34,7 @@ class AgenticKind(KindSpec):
         from pytest_bfcl.dataset.models import AgenticAnswer
 
         agentic = answer if isinstance(answer, AgenticAnswer) else None
-        return evaluate_agentic(entry, agentic, result, run.scoring.mode)
+        return evaluate_agentic(entry, agentic, result, run.scoring.mode, run.scoring.handler)
 
 
 class MemoryKind(AgenticKind):

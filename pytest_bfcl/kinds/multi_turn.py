@@ -52,7 +52,11 @@ class MultiTurnKind(KindSpec):
 
         if not isinstance(answer, MultiTurnAnswer):
             raise ValueError(f"{entry.id}: multi-turn checking needs the ground truth")
-        options = MultiTurnOptions(run.scoring.mode, strict=run.settings.strict_multi_turn)
+        options = MultiTurnOptions(
+            run.scoring.mode,
+            strict=run.settings.strict_multi_turn,
+            handler=run.scoring.handler,
+        )
         long_context = run.wiring.long_context_for(entry)
         return evaluate_multi_turn(entry, answer, result, options, long_context)
 

@@ -148,6 +148,8 @@ def _endpoint_model(
             "for endpoints given by --bfcl-base-url or $OPENAI_BASE_URL; a server the plugin "
             "starts is asked over chat completions: add --bfcl-wire-format=chat-completions"
         )
+    if settings.wire_format == "completions":
+        return _completions_model(spec, settings, scoring, texts, source, cache, hook)
     if settings.server_cmd:
         from pytest_bfcl.models.server_cmd import make_served_model
 
@@ -183,6 +185,50 @@ def _responses_model(
         )
     reasoning = is_reasoning_family(_sent_model_name(settings, source))
     return OpenAIResponsesModel(endpoint, scoring, texts, reasoning, cache, hook)
+
+
+def _completions_model(
+    spec: str,
+    settings: Settings,
+    scoring: ScoringOptions,
+    texts: ProtocolTexts,
+    source: DataSource,
+    cache: ResponseCache | None,
+    hook: Any,
+) -> Model:
+    """The completions route: the leaderboard handler's family of ``--bfcl-leaderboard-model``
+    renders every prompt (:mod:`pytest_bfcl.handlers`)."""
+    from pytest_bfcl.dataset.fetch import DatasetError
+    from pytest_bfcl.dataset.registry import load_model_registry, lookup
+    from pytest_bfcl.handlers import family_for
+    from pytest_bfcl.handlers.tokens import local_budget
+    from pytest_bfcl.models.base import ModelSpecError
+    from pytest_bfcl.models.completions import CompletionsModel
+    from pytest_bfcl.models.openai_chat import EndpointSettings
+
+    if settings.server_cmd or spec.startswith("vllm:"):
+        raise ModelSpecError(
+            "the completions route (--bfcl-leaderboard-model naming an open-weight entry) asks "
+            "a server given by --bfcl-base-url or $OPENAI_BASE_URL; start it yourself (vllm "
+            "serve ...), or ask through its chat template with --bfcl-wire-format=chat-completions"
+        )
+    if not settings.leaderboard_model or source.unpacked_root is None:
+        raise ModelSpecError(
+            "--bfcl-wire-format=completions asks as a leaderboard handler does: name its entry "
+            "with --bfcl-leaderboard-model"
+        )
+    registered = lookup(settings.leaderboard_model, load_model_registry(source.unpacked_root))
+    try:
+        family = family_for(
+            registered.handler, source.unpacked_root, registered.api_model_name or registered.name
+        )
+        budget = local_budget(settings.tokenizer) if settings.tokenizer else None
+    except (LookupError, DatasetError) as exc:
+        raise ModelSpecError(str(exc).strip("'\"")) from None
+    endpoint = EndpointSettings.from_settings(
+        settings, spec, settings.base_urls, settings.model_identity
+    )
+    return CompletionsModel(endpoint, scoring, texts, family, budget, cache, hook)
 
 
 def _sent_model_name(settings: Settings, source: DataSource) -> str:

@@ -14,6 +14,7 @@ from pytest_bfcl.backends.registry import backend_class
 from pytest_bfcl.dataset.models import FunctionDoc
 from pytest_bfcl.decode.prompting import PromptFormat
 from pytest_bfcl.decode.python_calls import call_name, evaluate_literal_arithmetic
+from pytest_bfcl.models.function_docs import shown_name
 
 _MISSING = object()
 
@@ -177,13 +178,14 @@ def fc_tool_calls(
     language: str = "python",
     underscore_names: bool = True,
 ) -> list[dict[str, str]]:
-    """Stored FC form: ``[{name: arguments_json}]``; dots become underscores like OpenAI tools."""
+    """Stored FC form: ``[{name: arguments_json}]``, each function named as the model was shown
+    it (:func:`~pytest_bfcl.models.function_docs.shown_name`)."""
     out = []
     for call in calls:
         for name, args in call.items():
             if language != "python":
                 args = _source_args(args, _doc_for(docs, name), language, prompting=False)
-            tool_name = name.replace(".", "_") if underscore_names else name
+            tool_name = shown_name(name, underscore_names)
             out.append({tool_name: json.dumps(args, ensure_ascii=False)})
     return out
 

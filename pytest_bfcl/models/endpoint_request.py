@@ -140,7 +140,7 @@ class RequestBuilder:
             "store": STORE,
         }
         if self.scoring.mode == "fc":
-            tools = to_openai_tools(docs, self.texts)
+            tools = to_openai_tools(docs, self.texts, self.scoring.underscore_to_dot)
             if tools:
                 request["tools"] = tools
         request["messages"] = messages

@@ -85,15 +85,25 @@ def _hint_parameter(schema: dict[str, Any], language: str, texts: ProtocolTexts)
 # -- function-calling mode ----------------------------------------------------------------------
 
 
-def to_openai_tools(docs: list[dict[str, Any]], texts: ProtocolTexts) -> list[dict[str, Any]]:
-    """OpenAI Chat Completions tools; dots in names become underscores."""
+def shown_name(name: str, underscore_names: bool = True) -> str:
+    """A function's name as a model is shown it in function-calling mode: with the
+    function-name convention on, dots become underscores (OpenAI's names allow none) and the
+    checker maps them back; with it off, the name as the docs write it, which is what the
+    checker expects."""
+    return name.replace(".", "_") if underscore_names else name
+
+
+def to_openai_tools(
+    docs: list[dict[str, Any]], texts: ProtocolTexts, underscore_names: bool = True
+) -> list[dict[str, Any]]:
+    """OpenAI Chat Completions tools, named as :func:`shown_name` says."""
     tools = []
     for doc in docs:
         parameters = dict(doc.get("parameters", {}))
         parameters["type"] = "object"
         parameters["properties"] = _cast_properties(parameters.get("properties", {}), texts)
         function = {
-            "name": doc["name"].replace(".", "_"),
+            "name": shown_name(doc["name"], underscore_names),
             "description": doc.get("description", ""),
             "parameters": parameters,
         }

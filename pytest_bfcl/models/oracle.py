@@ -176,7 +176,10 @@ class OracleModel(ModelBase):
         calls = [keyword_call(call, entry.involved_classes) for call in truth]
         if self.scoring.mode == "fc":
             ids = [f"call_{request.turn}_{i}" for i in range(len(calls))]
-            return StepReply(result=fc_tool_calls(calls, entry.function), tool_call_ids=ids)
+            result = fc_tool_calls(
+                calls, entry.function, underscore_names=self.scoring.underscore_to_dot
+            )
+            return StepReply(result=result, tool_call_ids=ids)
         return StepReply(result=prompting_text(calls, entry.function, DEFAULT_FORMAT))
 
     def _agentic_step(self, request: StepRequest) -> StepReply:
@@ -189,5 +192,8 @@ class OracleModel(ModelBase):
             return StepReply(result=move)
         if self.scoring.mode == "fc":
             ids = [f"call_{request.turn}_{request.step}_{i}" for i in range(len(move))]
-            return StepReply(result=fc_tool_calls(move, entry.function), tool_call_ids=ids)
+            result = fc_tool_calls(
+                move, entry.function, underscore_names=self.scoring.underscore_to_dot
+            )
+            return StepReply(result=result, tool_call_ids=ids)
         return StepReply(result=prompting_text(move, entry.function, DEFAULT_FORMAT))

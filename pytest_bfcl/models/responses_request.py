@@ -35,9 +35,11 @@ def is_reasoning_family(model_name: str) -> bool:
     return any(part in model_name for part in REASONING_FAMILIES)
 
 
-def responses_tools(docs: list[dict[str, Any]], texts: ProtocolTexts) -> list[dict[str, Any]]:
+def responses_tools(
+    docs: list[dict[str, Any]], texts: ProtocolTexts, underscore_names: bool = True
+) -> list[dict[str, Any]]:
     """The function docs as Responses tools: the chat-completions function, flat, typed."""
-    return [flat_tool(tool) for tool in to_openai_tools(docs, texts)]
+    return [flat_tool(tool) for tool in to_openai_tools(docs, texts, underscore_names)]
 
 
 def flat_tool(chat_tool: dict[str, Any]) -> dict[str, Any]:
@@ -114,7 +116,12 @@ class ResponsesRequestBuilder:
     def for_step(self, step: StepRequest) -> dict[str, Any]:
         """One step of a conversation: the whole history, and the tools shown so far."""
         fc = self.scoring.mode == "fc"
-        return self.body(step.messages, responses_tools(step.functions, self.texts) if fc else [])
+        return self.body(
+            step.messages,
+            responses_tools(step.functions, self.texts, self.scoring.underscore_to_dot)
+            if fc
+            else [],
+        )
 
     def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         """The Responses body, with the fields the leaderboard's handler sends (no ``tools``

@@ -107,6 +107,14 @@ SERVING_OPTIONS: tuple[Option, ...] = (
         rule=rules.SWITCH,
     ),
     Option(
+        "--bfcl-tokenizer",
+        "tokenizer",
+        "PATH: the checkpoint's folder (tokenizer.json, config.json) whose tokenizer counts "
+        "the prompt's tokens on the completions route (--bfcl-leaderboard-model naming an "
+        "open-weight entry); default: the vllm: folder, else the server's /tokenize",
+        rule=rules.EXISTING_DIR,
+    ),
+    Option(
         "--bfcl-server-cmd",
         "server_cmd",
         "COMMAND: start this OpenAI-compatible server for the session (llama.cpp's, SGLang, "

@@ -93,6 +93,10 @@ class Conversation:
         self.task = task
         self.model = model
         self.mode = mode
+        # The completions route: the leaderboard handler's family renders, reads and decodes
+        # (pytest_bfcl.handlers); it holds the conversation as the handler does.
+        self.family = getattr(model, "family", None)
+        self.handler = self.family.handlers[0] if self.family is not None else None
         self.texts = texts
         entry = task.entry
         config = initial_config if initial_config is not None else entry.initial_config
@@ -148,17 +152,20 @@ class Conversation:
         added = self.task.entry.held_out_sources_for(turn)
         if added is not None:
             self.functions = self.functions + added  # held-out docs get no language hint
-            if self.mode == "fc":
+            if self.mode == "fc" and self.family is None:
                 messages = [{"role": "user", "content": self.texts.added_functions_fc}]
             else:
                 text = self.texts.added_functions_prompting.format(functions=repr(added))
                 messages = [{"role": "user", "content": text}]
         if turn == 0:
             messages = self._agentic_instructions(messages)
-        if turn == 0 and self.mode != "fc":
+        prompted = self.family.system_prompt if self.family is not None else self.mode != "fc"
+        if turn == 0 and prompted:
             # Built once from the docs shown at the start; held-out docs arrive as messages.
             prompt = system_prompt(self.functions, self.task.entry.prompt_format, self.texts)
             messages = insert_system_prompt(messages, prompt)
+        if self.family is not None and added is None:
+            messages = self.family.prepare_turn(messages)
         return messages
 
     def _agentic_instructions(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -256,7 +263,7 @@ class Conversation:
             step_log: list[dict[str, Any]] = [said]
             turn_log[f"step_{step}"] = step_log
             try:
-                calls = decode_step(reply.result, self.mode)
+                calls = decode_step(reply.result, self.mode, self.handler)
             except DecodeError as exc:
                 step_log.append(_undecoded_log(reply.result, self.mode, exc))
                 break
@@ -268,7 +275,10 @@ class Conversation:
                 break
             step_log.append({"role": "handler_log", "content": "decoded", "decoded": calls})
             step_log.extend({"role": "tool", "content": r} for r in results)
-            fed_back = _result_messages(reply, calls, results, self.mode)
+            if self.family is not None:
+                fed_back = self.family.tool_results(calls, results)
+            else:
+                fed_back = _result_messages(reply, calls, results, self.mode)
             if self._over_budget(fed_back):
                 break
             self.history.extend(fed_back)

@@ -35,7 +35,7 @@ from pytest_bfcl.models.base import (
     with_defaults,
 )
 from pytest_bfcl.redact import redact_data, register_secret_env
-from pytest_bfcl.run.leaderboard import as_leaderboard_scores, leaderboard_note
+from pytest_bfcl.run.leaderboard import as_leaderboard_scores, leaderboard_note, scoring_options
 from pytest_bfcl.run.model_factory import make_model
 from pytest_bfcl.run.preflight import left_out_for_extras
 from pytest_bfcl.run.results_dir import ResultsWriter, sample_dir
@@ -49,7 +49,6 @@ from pytest_bfcl.run.scheduler import (
 )
 from pytest_bfcl.run.selection import Selection
 from pytest_bfcl.run.wiring import ConversationWiring
-from pytest_bfcl.scoring import ScoringOptions
 from pytest_bfcl.settings import Settings
 
 __all__ = ["BfclRun", "Skip", "make_model"]
@@ -117,7 +116,7 @@ class BfclRun:
         source = resolve_data_source(settings.data_dir)
         if settings.leaderboard_model:
             settings = as_leaderboard_scores(settings, source)
-        scoring = ScoringOptions(settings.mode, settings.underscore_to_dot, settings.reasoning)
+        scoring = scoring_options(settings, source)
         model = make_model(settings.model, scoring, settings, source, hook)
         left: dict[str, str] = {}
         if default_selection and isinstance(with_defaults(model), StepModel):

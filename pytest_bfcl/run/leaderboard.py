@@ -12,7 +12,9 @@ from pathlib import Path
 from pytest_bfcl.dataset.fetch import DataSource, ensure_pinned_data
 from pytest_bfcl.dataset.registry import LeaderboardModel, load_model_registry, lookup
 from pytest_bfcl.decode.reasoning import reasoning_mode_of
+from pytest_bfcl.handlers import family_class, unsupported
 from pytest_bfcl.models.leaderboard_wire import history_echo_of
+from pytest_bfcl.scoring import ScoringOptions
 from pytest_bfcl.settings import Settings
 
 
@@ -48,6 +50,13 @@ def as_leaderboard_scores(settings: Settings, source: DataSource) -> Settings:
     if "history_echo" not in given:
         echo = history_echo_of(_parser_in_mode(model, mode))
     wire = settings.wire_format if "wire_format" in given else model.wire_format
+    if wire == "completions" and family_class(model.handler) is None and _asks_nothing(settings):
+        wire = "chat-completions"  # stored answers (replay) or the oracle: no request to make
+    if wire == "completions" and family_class(model.handler) is None:
+        raise ValueError(
+            f"--bfcl-leaderboard-model={model.name}: {unsupported(model.handler)}; or ask "
+            "through the server's chat template with --bfcl-wire-format=chat-completions"
+        )
     return settings.model_copy(
         update={
             "mode": mode,
@@ -57,6 +66,26 @@ def as_leaderboard_scores(settings: Settings, source: DataSource) -> Settings:
             "wire_format": wire,
         }
     )
+
+
+def _asks_nothing(settings: Settings) -> bool:
+    """Whether the run's model sends no request (the oracle, stored answers)."""
+    return settings.model.startswith(("oracle", "replay:"))
+
+
+def route_handler(settings: Settings, source: DataSource) -> str | None:
+    """The leaderboard handler class whose prompts and decoder the run uses (the completions
+    route), or None (chat completions, the Responses API, no leaderboard model)."""
+    if not settings.leaderboard_model or settings.wire_format != "completions":
+        return None
+    return registered_model(settings, source).handler
+
+
+def scoring_options(settings: Settings, source: DataSource) -> ScoringOptions:
+    """How the run reads a model's output: its mode, name convention, reasoning, and the
+    leaderboard handler whose decoder reads text answers on the completions route."""
+    handler = route_handler(settings, source)
+    return ScoringOptions(settings.mode, settings.underscore_to_dot, settings.reasoning, handler)
 
 
 def _parser_in_mode(model: LeaderboardModel, mode: str) -> str | None:
@@ -97,7 +126,21 @@ def leaderboard_note(settings: Settings, source: DataSource) -> str:
         f"underscore_to_dot {convention}, reasoning {settings.reasoning}, history echo "
         f"{settings.history_echo})"
     )
-    if model.decodes_like is None:
+    if settings.wire_format == "completions":
+        family = family_class(model.handler)
+        note += (
+            f"; asked on the completions route as its handler {model.handler} asks "
+            f"(family {family.name if family else '?'}): the handler's prompt, max_tokens rule "
+            "and decoder"
+        )
+    elif model.wire_format == "completions":
+        note += (
+            f"; asked through the server's chat template (--bfcl-wire-format="
+            f"{settings.wire_format}), not as the leaderboard asks this open-weight model "
+            f"(its handler {model.handler} on /v1/completions): a regression signal between "
+            "runs, not the leaderboard's number"
+        )
+    elif model.decodes_like is None:
         note += (
             f"; the leaderboard decodes its output with its own decoder ({model.decoder}), "
             "which is not reproduced, so scores may differ"

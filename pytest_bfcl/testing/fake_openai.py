@@ -53,6 +53,22 @@ def conversation_position(messages: list[dict[str, Any]]) -> tuple[int, int]:
     return turn, step
 
 
+def named_as_shown(result: Any, body: dict[str, Any]) -> Any:
+    """Calls ``[{name: arguments}]`` named as the request's tools show the functions: a
+    docs name whose tool is sent with underscores for dots is answered with underscores, as a
+    model answers with the names it sees."""
+    if not isinstance(result, list):
+        return result
+    shown = {tool.get("function", tool).get("name") for tool in body.get("tools") or [] if tool}
+    renamed = []
+    for call in result:
+        name, arguments = next(iter(call.items()))
+        if name not in shown and name.replace(".", "_") in shown:
+            name = name.replace(".", "_")
+        renamed.append({name: arguments})
+    return renamed
+
+
 def question_key(messages: list[dict[str, Any]]) -> str:
     """Identify a request by its non-system messages."""
     return json.dumps([m for m in messages if m.get("role") != "system"], sort_keys=True)
@@ -122,8 +138,10 @@ class FakeOpenAI:
         # single-turn: by question; entries of several categories may share one, their
         # function sets tell them apart (:func:`.entry_match.asked_entry`)
         self.answers: dict[str, list[tuple[Entry, dict[str, Any]]]] = {}
+        # the right calls named as the docs name them; each answer renames them as the
+        # request's tools show them (:func:`named_as_shown`)
         fc, prompt = (
-            OracleModel(ScoringOptions("fc", True)),
+            OracleModel(ScoringOptions("fc", False)),
             OracleModel(ScoringOptions("prompt", False)),
         )
         self.oracles = {"fc": fc, "prompt": prompt}
@@ -169,7 +187,7 @@ class FakeOpenAI:
         key = question_key(messages)
         if key in self.answers:
             entry, replies = asked_entry(self.answers[key], body)
-            return entry.id, replies
+            return entry.id, {**replies, "fc": named_as_shown(replies["fc"], body)}
         first = next(m for m in messages if m.get("role") == "user")
         task = self._conversation(first["content"], body)
         turn, step = conversation_position(messages)
@@ -177,7 +195,7 @@ class FakeOpenAI:
             mode: oracle.step(StepRequest(task, messages, [], mode, turn, step)).result
             for mode, oracle in self.oracles.items()
         }
-        return task.entry.id, replies
+        return task.entry.id, {**replies, "fc": named_as_shown(replies["fc"], body)}
 
     def _conversation(self, first_message: str, body: dict[str, Any]) -> Task:
         """Entries may share a first message; their turns and functions tell them apart."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from pytest_bfcl.testing.completions_answers import completion
 from pytest_bfcl.testing.request_body import read_body
 from pytest_bfcl.testing.scripted_answers import Script
 
@@ -94,6 +95,8 @@ class RecordingServer:
             return FAULTS[fault]
         if route == "responses":
             return 200, self.script.response(body)
+        if route == "completions":  # the open-weight handlers' route
+            return 200, completion(body)
         return 200, self.script.completion(body)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -121,7 +124,7 @@ class RecordingServer:
                 except ValueError:
                     return self._send(400, {"error": {"message": "the body is not JSON"}})
                 path = self.path.split("?", 1)[0].rstrip("/")
-                for route in ("chat/completions", "responses"):
+                for route in ("chat/completions", "responses", "completions"):
                     if path.endswith("/" + route):
                         return self._send(*owner.answer(route, body))
                 return self._send(404, {"error": {"message": f"no route {self.path}"}})

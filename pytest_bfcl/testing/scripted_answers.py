@@ -26,6 +26,8 @@ import json
 import re
 from typing import Any, Literal
 
+from pytest_bfcl.testing.completions_answers import conversation_prefix
+
 Behaviour = Literal["text", "right", "wrong", "always"]
 Shape = Literal["plain", "vllm", "reasoning", "mixed"]
 BEHAVIOURS: tuple[Behaviour, ...] = ("text", "right", "wrong", "always")
@@ -76,7 +78,10 @@ def is_tool_result(item: dict[str, Any]) -> bool:
 
 
 def conversation_key(body: dict[str, Any]) -> str:
-    """The conversation a request belongs to: its first user message."""
+    """The conversation a request belongs to: its first user message (a completions prompt:
+    the text before the assistant's first turn)."""
+    if isinstance(body.get("prompt"), str):
+        return conversation_prefix(body["prompt"])
     for item in history(body):
         if item.get("role") == "user" and not is_tool_result(item):
             return _text(item.get("content"))

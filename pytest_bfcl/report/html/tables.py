@@ -51,6 +51,10 @@ def header_html(metadata: dict[str, Any], gate: GateResult | None, scores: Score
         ("when", when),
         ("plugin", metadata.get("plugin_version")),
     ]
+    if metadata.get("wire_format"):  # the route the model was asked on (and handler family)
+        facts.append(("asked over", metadata["wire_format"]))
+    if metadata.get("leaderboard_note"):
+        facts.append(("leaderboard", metadata["leaderboard_note"]))
     if metadata.get("sample"):
         facts.append(("sample", f"{metadata['sample']} (seed {metadata.get('seed')})"))
     before = metadata.get("compared_with")  # two stored runs (python -m pytest_bfcl.compare)

@@ -1,0 +1,83 @@
+"""The leaderboard's open-weight handlers, one module per family behind one interface
+(:class:`~pytest_bfcl.handlers.base.Family`): how the leaderboard renders an open-weight
+model's prompt for ``/v1/completions``, what it sends besides, and how it reads the raw
+answer back. ``family_for`` names the family of a handler class; any other local handler is
+refused in one line that names the families that work (:func:`unsupported`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pytest_bfcl.handlers.arch import ArchFamily
+from pytest_bfcl.handlers.base import Decoder, Family, RawAnswer
+from pytest_bfcl.handlers.gemma import GemmaFamily
+from pytest_bfcl.handlers.granite import Granite3Family
+from pytest_bfcl.handlers.hammer import HammerFamily
+from pytest_bfcl.handlers.llama import Llama31Family, LlamaFamily
+from pytest_bfcl.handlers.phi import PhiFamily
+from pytest_bfcl.handlers.qwen import QwenFamily, QwenFCFamily
+from pytest_bfcl.handlers.xlam import XlamLlamaFamily, XlamQwenFamily
+
+FAMILIES: tuple[type[Family], ...] = (
+    QwenFamily,
+    QwenFCFamily,
+    LlamaFamily,
+    Llama31Family,
+    PhiFamily,
+    GemmaFamily,
+    HammerFamily,
+    XlamLlamaFamily,
+    XlamQwenFamily,
+    ArchFamily,
+    Granite3Family,
+)
+_BY_HANDLER = {handler: family for family in FAMILIES for handler in family.handlers}
+
+
+def supported_handlers() -> tuple[str, ...]:
+    """The handler classes whose requests and decoding pytest-bfcl reproduces."""
+    return tuple(_BY_HANDLER)
+
+
+def family_class(handler: str) -> type[Family] | None:
+    return _BY_HANDLER.get(handler)
+
+
+def family_for(handler: str, root: Path, model_name: str = "") -> Family:
+    """The family of a leaderboard handler class; ``LookupError`` (one line) for others."""
+    family = _BY_HANDLER.get(handler)
+    if family is None:
+        raise LookupError(unsupported(handler))
+    return family(root, model_name)
+
+
+def decoder_for(handler: str | None, result: Any = "") -> Decoder | None:
+    """The handler's own decoder for a stored result, or None where the mode's decoders read
+    it: a handler that decodes as the common prompting decoders do, no handler, or a result
+    of another shape than the handler stores (the oracle's native calls, say)."""
+    family = _BY_HANDLER.get(handler or "")
+    if family is None or not family.decoder.own:
+        return None
+    return family.decoder if isinstance(result, str) or family.decoder.structured else None
+
+
+def unsupported(handler: str) -> str:
+    names = ", ".join(sorted(_BY_HANDLER))
+    return (
+        f"the leaderboard's handler {handler} is not reproduced on the completions route; "
+        f"the families that are: {names}"
+    )
+
+
+__all__ = [
+    "FAMILIES",
+    "Decoder",
+    "Family",
+    "RawAnswer",
+    "decoder_for",
+    "family_class",
+    "family_for",
+    "supported_handlers",
+    "unsupported",
+]

@@ -1,0 +1,137 @@
+"""xLAM's handlers (``SalesforceLlamaHandler``, ``SalesforceQwenHandler``; function
+calling): the handler's tool instructions and the functions as indented JSON in the system
+turn (the question's own system message, else xLAM's default, before them), the conversation
+in Llama 3's or ChatML markup with results in an ``ipython``/``tool`` turn; answers are JSON,
+one call or a list, or calls separated by ``;``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pytest_bfcl.decode import DecodeError
+from pytest_bfcl.decode.limits import MAX_CALLS, check_text_length, check_value
+from pytest_bfcl.decode.limits import short_repr as _short
+from pytest_bfcl.decode.prompting import PromptFormat
+from pytest_bfcl.handlers.base import Decoder, Family, content_text
+from pytest_bfcl.handlers.texts import text_starting
+
+# The instruction texts in the order the handler writes them, by how each begins.
+_INSTRUCTIONS = (
+    "You have access to a set of tools",
+    '[{"name": "tool_call_name"',
+    "If no tool is suitable",
+    "Do not interpret or respond",
+    "For tasks that don't require tools",
+)
+_DEFAULT_SYSTEM = "You are a helpful assistant that can use tools"
+
+
+def _calls(text: Any) -> list[tuple[Any, Any]]:
+    if not isinstance(text, str):
+        raise DecodeError(f"expected the answer's text, got {_short(text, 80)}")
+    check_text_length(text)
+    try:
+        calls = json.loads(text)
+        if not isinstance(calls, list):
+            calls = [calls]
+    except json.JSONDecodeError:
+        parts = text.split(";")
+        if len(parts) > MAX_CALLS:
+            raise DecodeError(f"{len(parts):,} calls; at most {MAX_CALLS:,} are read") from None
+        try:
+            calls = [json.loads(part.strip()) for part in parts]
+        except (ValueError, RecursionError) as exc:
+            raise DecodeError(f"a call that is not JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise DecodeError(f"unreadable JSON: {exc}") from None
+    check_value(calls)
+    out = []
+    for call in calls:
+        if not isinstance(call, dict) or "name" not in call or "arguments" not in call:
+            raise DecodeError(f"a call without a name or arguments: {_short(call, 120)}")
+        out.append((call["name"], call["arguments"]))
+    return out
+
+
+class XlamDecoder(Decoder):
+    def decode_ast(self, text: Any, language: str, fmt: PromptFormat) -> Any:
+        try:
+            return [{name: arguments} for name, arguments in _calls(text)]
+        except TypeError as exc:  # an unhashable name
+            raise DecodeError(f"a call's name cannot be read: {exc}") from None
+
+    def decode_execute(self, text: Any) -> list[str]:
+        out = []
+        for name, arguments in _calls(text):
+            if not isinstance(arguments, dict):
+                raise DecodeError(f"arguments that are not an object: {_short(arguments, 80)}")
+            rendered = ",".join(f"{key}={value!r}" for key, value in arguments.items())
+            out.append(f"{name}({rendered})")
+        return out
+
+
+class _XlamFamily(Family):
+    system_prompt = False
+    decoder = XlamDecoder()
+    module = ""
+    # (start, system opening, end of turn, a role's opening {role}, tool results' opening)
+    markup: tuple[str, str, str, str, str] = ("", "", "", "", "")
+
+    def _text(self, start: str) -> str:
+        return text_starting(self.root, (self.module, self.handlers[0], "_format_prompt"), start)
+
+    def render(self, messages: list[dict[str, Any]], functions: list[dict[str, Any]]) -> str:
+        begin, system_open, end, role_open, tool_open = self.markup
+        system, rest = self._text(_DEFAULT_SYSTEM), messages
+        if messages[0].get("role") == "system":
+            system, rest = content_text(messages[0]).strip(), messages[1:]
+        out = [begin, system_open, system + "\n"]
+        out.extend(self._text(start) for start in _INSTRUCTIONS)
+        out.extend(json.dumps(doc, indent=4) + "\n\n" for doc in functions)
+        out.append(end)
+        for message in rest:
+            if message.get("role") == "tool":
+                content = message.get("content")
+                shown = json.dumps(content) if isinstance(content, dict | list) else content
+                out.append(f"{tool_open}{shown}{end}")
+            elif message.get("tool_calls"):
+                calls = [
+                    {
+                        "name": call["function"]["name"],
+                        "arguments": json.loads(call["function"]["arguments"]),
+                    }
+                    for call in message["tool_calls"]
+                ]
+                out.append(role_open.format(role="assistant") + json.dumps(calls) + end)
+            else:
+                text = content_text(message).strip()
+                out.append(role_open.format(role=message.get("role")) + text + end)
+        out.append(role_open.format(role="assistant"))
+        return "".join(out)
+
+
+class XlamLlamaFamily(_XlamFamily):
+    handlers = ("SalesforceLlamaHandler",)
+    name = "xlam-llama"
+    module = "salesforce_llama"
+    markup = (
+        "<|begin_of_text|>",
+        "<|start_header_id|>system<|end_header_id|>\n\n",
+        "<|eot_id|>",
+        "<|start_header_id|>{role}<|end_header_id|>\n\n",
+        "<|start_header_id|>ipython<|end_header_id|>\n\n",
+    )
+
+
+class XlamQwenFamily(_XlamFamily):
+    handlers = ("SalesforceQwenHandler",)
+    name = "xlam-qwen"
+    module = "salesforce_qwen"
+    markup = (
+        "",
+        "<|im_start|>system\n",
+        "<|im_end|>",
+        "<|im_start|>{role}\n",
+        "<|im_start|>tool\n",
+    )
