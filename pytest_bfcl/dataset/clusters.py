@@ -31,10 +31,9 @@ def cluster_key(entry: Entry, category: str) -> str:
         return "conversation:" + _digest([entry.initial_config, sorted(entry.involved_classes)])
     if category.startswith(("memory", "web_search")) or not entry.function:
         return "entry:" + entry.id
-    # key order does not make two function sets different
-    docs = sorted(
-        json.dumps(json.loads(f.model_dump_json()), sort_keys=True) for f in entry.function
-    )
+    # key order does not make two function sets different (the docs as JSON values: what
+    # pydantic's JSON mode gives without a round trip through text)
+    docs = sorted(json.dumps(f.model_dump(mode="json"), sort_keys=True) for f in entry.function)
     return "functions:" + _digest(docs)
 
 

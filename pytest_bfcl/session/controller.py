@@ -39,6 +39,7 @@ from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.run.preflight import left_out_line, preflight, start_shared_servers
 from pytest_bfcl.run.scheduler import ReportedProgress
 from pytest_bfcl.scores.board import ScoreBoard, Scores
+from pytest_bfcl.session.batching import receive_batched_events
 from pytest_bfcl.session.common import (
     SessionPlugin,
     at_line_start,
@@ -95,6 +96,7 @@ class ControllerPlugin(SessionPlugin):
         self.reported: ReportedProgress | None = None
         self.stages: StagedLoop | None = None  # --bfcl-sequential: the stages and their record
         self.sample_detects: list[str] = []  # a sampled gate: what it detects, said at the start
+        self.batched_events = False  # xdist: workers send a BFCL item's events as one message
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         """Categories of the default selection this install cannot run, in one line; a
@@ -120,6 +122,7 @@ class ControllerPlugin(SessionPlugin):
             preflight(self.run)
             if self.config.pluginmanager.has_plugin("dsession"):
                 start_shared_servers(self.run.model)  # before xdist starts its workers
+                self.batched_events = receive_batched_events(self.config)
         except (SetupError, ModelSpecError) as exc:
             raise pytest.UsageError(redact_text(f"pytest-bfcl: {exc}")) from None
         expected = self.run.expected_ids()

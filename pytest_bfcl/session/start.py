@@ -99,6 +99,7 @@ def worker_input(config: pytest.Config) -> dict[str, str]:
         unavailable=plugin.run.unavailable,
         ejected=model.out_of_rotation(),
         servers=shared() if shared is not None else {},
+        batched=getattr(plugin, "batched_events", False),
     )
     return handoff.worker_input()
 

@@ -12,8 +12,9 @@ import pytest
 from pytest_bfcl.gate import Baseline
 from pytest_bfcl.perf import collect_and_freeze
 from pytest_bfcl.run.engine import BfclRun
+from pytest_bfcl.session.batching import batch_worker_events
 from pytest_bfcl.session.common import SessionPlugin, leave_bfcl_failures_out_of_sections
-from pytest_bfcl.session.handoff import REPLICAS_OUTPUT
+from pytest_bfcl.session.handoff import REPLICAS_OUTPUT, WorkerHandoff
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem
 from pytest_bfcl.session.transport import pack_report
 
@@ -23,6 +24,9 @@ class WorkerPlugin(SessionPlugin):
         super().__init__(config, run, baseline)
         self.queue_watch = XdistQueueWatch()
         self.workers = int(config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
+        handoff = WorkerHandoff.received(config)
+        if handoff is not None and handoff.batched:
+            batch_worker_events(config, f"{NODE_PREFIX}/")
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
