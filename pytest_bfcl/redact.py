@@ -238,6 +238,7 @@ _HEADER = re.compile(
     r"|(?<![\w-])x-auth-token)(?P<sep>['\"]?\s*[:=]\s*['\"]?(?:(?:bearer|basic|token)\s+)?)"
     r"(?P<value>[^\s'\",;]+)"
 )
+_HEADER_NAMES = ("authorization", "api-key", "x-auth-token")  # what _HEADER starts from
 _URL_PASSWORD = re.compile(
     r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'\"]*:)(?P<value>[^/\s@'\"]+)(?=@)"
 )
@@ -310,11 +311,21 @@ def redact_text(text: str) -> str:
     pattern = _value_pattern(secret_values())
     if pattern is not None:
         text = pattern.sub(MASK, text)
-    text = _QUOTED_FLAG_VALUE.sub(_mask_quoted_flag, text)
-    text = _FLAG_VALUE.sub(_mask_flag, text)
-    text = _HEADER.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", text)
-    text = _URL_PASSWORD.sub(lambda m: f"{m['head']}{MASK}", text)
-    return _QUERY_VALUE.sub(_mask_query, text)
+    # Each pattern only where the text holds what it must start from: a failure's text is
+    # redacted for every failing entry, and most hold no flag, header, URL or query.
+    if "-" in text:
+        text = _QUOTED_FLAG_VALUE.sub(_mask_quoted_flag, text)
+        text = _FLAG_VALUE.sub(_mask_flag, text)
+        lowered = text.lower()
+        if any(name in lowered for name in _HEADER_NAMES):
+            text = _HEADER.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", text)
+    elif "authorization" in text.lower():
+        text = _HEADER.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", text)
+    if "://" in text:
+        text = _URL_PASSWORD.sub(lambda m: f"{m['head']}{MASK}", text)
+    if "=" in text:
+        text = _QUERY_VALUE.sub(_mask_query, text)
+    return text
 
 
 def _holds_secret(key: Any, value: Any) -> bool:
