@@ -35,8 +35,8 @@ The first step of a conversation has no replica yet. Under the same bound it goe
 replica that has served a conversation starting with the same prefix (the same tools, or the
 same system prompt: what a chat template lays out first), which has that prefix cached, the
 least loaded of them; otherwise where the wait is least. Single-turn entries go where the
-wait is least. As conversations end and new ones start on the least loaded replicas, the load evens out by
-itself.
+wait is least. As conversations end and new ones start on the least loaded replicas, the load
+evens out by itself.
 
 The maps from conversations and prefixes to replicas are bounded (the least recently used
 forgotten first; a run has at most its concurrency in flight).
