@@ -31,10 +31,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 # the shared corpus beside the repository (or beside the folder of its worktrees)
-CORPUS = next(
-    (p / "shared" for p in HERE.parents[1:3] if (p / "shared" / "reference").is_dir()),
-    HERE.parent.parent / "shared",
-) / "reference/corpus/v0/gpt-4.1-2025-04-14-FC"
+CORPUS = (
+    next(
+        (p / "shared" for p in HERE.parents[1:3] if (p / "shared" / "reference").is_dir()),
+        HERE.parent.parent / "shared",
+    )
+    / "reference/corpus/v0/gpt-4.1-2025-04-14-FC"
+)
 PHASES = ("configured", "collected", "first report", "last report", "done")
 
 

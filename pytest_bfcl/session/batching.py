@@ -36,8 +36,10 @@ class EventBatch:
         self._kept: list[tuple[str, dict[str, Any]]] = []
 
     def __call__(self, name: str, **kwargs: Any) -> None:
-        if name == "logstart" and not self._kept and str(kwargs.get("nodeid", "")).startswith(
-            self._prefix
+        if (
+            name == "logstart"
+            and not self._kept
+            and str(kwargs.get("nodeid", "")).startswith(self._prefix)
         ):
             self._kept.append((name, kwargs))
             return
