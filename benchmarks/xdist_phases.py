@@ -12,9 +12,10 @@ wall time was the median. From these: the start-up each worker pays before its f
 and the CPU per entry of the workers and of the controller against one process's.
 
 Then the CPU seconds (user + system) of each whole process tree, the workers included, and
-``-n 2`` over ``-n 0`` round by round (the target: at most 1.5x). ``--checkout`` runs each
-round on other checkouts too (this one first), in turn, so that their figures come from the
-same rounds of a machine whose load changes.
+``-n 2`` over ``-n 0`` round by round (the target: at most 1.5x). The package run is this
+checkout's (``BFCL_BENCH_PYTHONPATH`` names another); ``--checkout`` runs each round on other
+checkouts too (this one first), in turn, so that their figures come from the same rounds of
+a machine whose load changes.
 """
 
 from __future__ import annotations
@@ -55,7 +56,12 @@ def run(
         env = dict(os.environ)
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode compiled once
         env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (checkout or os.environ.get("BFCL_BENCH_PYTHONPATH"), str(HERE)) if p
+            p
+            for p in (
+                checkout or os.environ.get("BFCL_BENCH_PYTHONPATH") or str(HERE.parent),
+                str(HERE),
+            )
+            if p
         )
         args = [
             sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "phase_log",
