@@ -55,11 +55,15 @@ def run_setup(replicas: int, capacity: int, workdir: Path) -> dict[str, Any]:
     window = max(s["last_answer"] for s in live) - min(s["first_request"] for s in live)
     errors = int(m.group(1)) if (m := re.search(r"(\d+) errors? in", output)) else 0
     assert errors == 0, output[-3000:]
+    # the session's own count of conversation steps kept on their replica and moved away
+    reported = json.loads((workdir / "report.json").read_text())["usage"].get("replicas", [])
     return {
         "wall_s": round(wall, 2),
         "window_s": round(window, 2),
         "requests": requests,
         "per_replica": [s["requests"] for s in live],
+        "kept": sum(r.get("kept", 0) for r in reported),
+        "moved": sum(r.get("moved", 0) for r in reported),
         "hit_ratio": round(cached / prompt, 3),
         "prefill_s": round((prompt - cached) * PER_CHAR_S, 1),  # summed over requests
         # the window if every slot were busy all the time: the servers' work over capacity

@@ -2,6 +2,7 @@
 suite).
 
     python benchmarks/xdist_phases.py [--results DIR] [--category C] [--rounds N]
+        [--checkout PATH ...]
 
 Runs ``-n 0`` and ``-n 2`` in turn, whole processes from a fresh directory outside the
 repository, with :mod:`phase_log` loaded in every process, and prints per process when it was
@@ -9,12 +10,19 @@ configured, had collected, saw its first and last report and was done (wall seco
 start of the command) and the CPU seconds it had used by then, for the round whose ``-n 2``
 wall time was the median. From these: the start-up each worker pays before its first entry,
 and the CPU per entry of the workers and of the controller against one process's.
+
+Then the CPU seconds (user + system) of each whole process tree, the workers included, and
+``-n 2`` over ``-n 0`` round by round (the target: at most 1.5x). The package run is this
+checkout's (``BFCL_BENCH_PYTHONPATH`` names another); ``--checkout`` runs each round on other
+checkouts too (this one first), in turn, so that their figures come from the same rounds of
+a machine whose load changes.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -23,30 +31,49 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-CORPUS = HERE.parent.parent / "shared" / "reference" / "corpus" / "v0" / "gpt-4.1-2025-04-14-FC"
+# the shared corpus beside the repository (or beside the folder of its worktrees)
+CORPUS = (
+    next(
+        (p / "shared" for p in HERE.parents[1:3] if (p / "shared" / "reference").is_dir()),
+        HERE.parent.parent / "shared",
+    )
+    / "reference/corpus/v0/gpt-4.1-2025-04-14-FC"
+)
 PHASES = ("configured", "collected", "first report", "last report", "done")
 
 
-def run(results: Path, category: str, workers: int) -> tuple[float, list[list[str]]]:
-    """(wall seconds, the phase lines) of one whole process."""
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(
+    results: Path, category: str, workers: int, checkout: str | None = None
+) -> tuple[float, list[list[str]], float]:
+    """(wall seconds, the phase lines, CPU seconds of the process tree) of one whole process."""
     with tempfile.TemporaryDirectory(prefix="bfcl-phases-") as outside:
         log = Path(outside) / "phases.tsv"
         env = dict(os.environ)
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode compiled once
         env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (os.environ.get("BFCL_BENCH_PYTHONPATH"), str(HERE)) if p
+            p
+            for p in (
+                checkout or os.environ.get("BFCL_BENCH_PYTHONPATH") or str(HERE.parent),
+                str(HERE),
+            )
+            if p
         )
         args = [
             sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "phase_log",
             "--tb=no", f"--bfcl-model=replay:{results}", f"--bfcl-category={category}",
             "-n", str(workers),
         ]  # fmt: skip
-        started = time.time()
+        started, cpu = time.time(), children_cpu()
         env.update(BFCL_PHASES_FILE=str(log), BFCL_PHASES_T0=repr(started))
         subprocess.run(args, cwd=outside, env=env, capture_output=True, check=False)
-        wall = time.time() - started
+        wall, cpu = time.time() - started, children_cpu() - cpu
         lines = [line.split("\t") for line in log.read_text().splitlines()]
-    return wall, lines
+    return wall, lines, cpu
 
 
 def table(lines: list[list[str]]) -> list[str]:
@@ -71,20 +98,37 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=CORPUS)
     parser.add_argument("--category", default="single_turn,multi_turn")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--checkout", action="append", default=[], help="another checkout")
     args = parser.parse_args()
-    run(args.results, args.category, 0)  # bytecode written once
-    rounds: dict[int, list[tuple[float, list[list[str]]]]] = {0: [], 2: []}
+    checkouts: list[str | None] = [None, *args.checkout]
+    for checkout in checkouts:
+        run(args.results, args.category, 0, checkout)  # bytecode written once
+    rounds: dict[tuple[str | None, int], list[tuple[float, list[list[str]], float]]] = {
+        (c, w): [] for c in checkouts for w in (0, 2)
+    }
     for _ in range(args.rounds):
-        for workers in (0, 2):
-            rounds[workers].append(run(args.results, args.category, workers))
-    for workers, done in rounds.items():
-        walls = sorted(wall for wall, _ in done)
+        for checkout in checkouts:
+            for workers in (0, 2):
+                rounds[checkout, workers].append(
+                    run(args.results, args.category, workers, checkout)
+                )
+    for (checkout, workers), done in rounds.items():
+        walls = sorted(wall for wall, _, _ in done)
         median = statistics.median(walls)
-        _, lines = min(done, key=lambda d: abs(d[0] - median))
-        print(f"-n {workers}: wall min {walls[0]:.2f} s, median {median:.2f} s")
+        _, lines, _ = min(done, key=lambda d: abs(d[0] - median))
+        print(f"{checkout or 'this checkout'}, -n {workers}: wall min {walls[0]:.2f} s, "
+              f"median {median:.2f} s")  # fmt: skip
         print("phase: wall seconds since the start (CPU seconds of that process)")
         print("\n".join(table(lines)))
         print()
+    for checkout in checkouts:
+        one = [cpu for _, _, cpu in rounds[checkout, 0]]
+        two = [cpu for _, _, cpu in rounds[checkout, 2]]
+        ratios = sorted(b / a for a, b in zip(one, two, strict=True))
+        print(f"{checkout or 'this checkout'}: CPU of the process tree, -n 0 "
+              f"{min(one):.2f}-{max(one):.2f} s, -n 2 {min(two):.2f}-{max(two):.2f} s; "
+              f"-n 2 / -n 0 per round {ratios[0]:.2f}-{ratios[-1]:.2f}x "
+              f"(median {statistics.median(ratios):.2f}x)")  # fmt: skip
 
 
 if __name__ == "__main__":

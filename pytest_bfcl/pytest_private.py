@@ -120,6 +120,31 @@ def remember_failed(config: pytest.Config, nodeids: set[str]) -> None:
     cache.set("cache/lastfailed", lastfailed)
 
 
+class _Discarded:
+    """A terminal's file that keeps nothing (an xdist worker's output goes nowhere)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def silence_worker_terminal(reporter: Any) -> None:
+    """An xdist worker's terminal writes to /dev/null: its progress, a character and a flush
+    per report and the width of its line after each test, is computed for nobody. It writes
+    to nothing and leaves the progress out; every hook still runs (pytest's own writer when
+    the reporter is of another shape)."""
+    from _pytest._io import TerminalWriter
+
+    if hasattr(reporter, "_tw") and hasattr(reporter, "_show_progress_info"):
+        reporter._tw = TerminalWriter(_Discarded())  # type: ignore[arg-type]
+        reporter._show_progress_info = False
+
+
 def report_fields(report: pytest.TestReport) -> dict[str, Any]:
     """A test report as plain data, as pytest-xdist sends it (pytest's own serialisation)."""
     return report._to_json()

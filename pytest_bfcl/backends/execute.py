@@ -10,13 +10,12 @@ or dunder member) is an error result, fed back to the model as a real API would 
 from __future__ import annotations
 
 import ast
-import copy
 import json
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pytest_bfcl.backends.base import Backend, BackendServices
+from pytest_bfcl.backends.base import Backend, BackendServices, state_copy
 from pytest_bfcl.backends.long_context import LongContext
 from pytest_bfcl.backends.registry import backend_class
 from pytest_bfcl.decode.errors import DecodeError
@@ -98,7 +97,7 @@ class Environment:
             instance = backend_class(name)()
             instance._services = services
             if not instance.STATELESS:
-                config = copy.deepcopy((initial_config or {}).get(name, {}))
+                config = state_copy((initial_config or {}).get(name, {}))
                 instance._load_scenario(config, long_context)
             instances[name] = instance
         env = cls(instances)

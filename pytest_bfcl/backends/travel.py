@@ -6,7 +6,7 @@ import copy
 from datetime import datetime
 from typing import Any
 
-from pytest_bfcl.backends.base import Backend
+from pytest_bfcl.backends.base import Backend, state_copy
 from pytest_bfcl.backends.long_context import LongContext
 
 # Directional routes with their base fare in USD. The order matters: in long-context mode the
@@ -134,9 +134,9 @@ class TravelAPI(Backend):
             # Deliberate deviation: the benchmark adds the shared module-level records, so one
             # entry's bookings could leak into another's; each instance gets its own copies.
             for card_id, card in long_context["CREDIT_CARD_EXTENSION"].items():
-                self.credit_card_list.setdefault(card_id, copy.deepcopy(card))
+                self.credit_card_list.setdefault(card_id, state_copy(card))
             for booking_id, booking in long_context["BOOKING_RECORD_EXTENSION"].items():
-                self.booking_record.setdefault(booking_id, copy.deepcopy(booking))
+                self.booking_record.setdefault(booking_id, state_copy(booking))
 
     # -- guards ---------------------------------------------------------------------------------
 

@@ -31,11 +31,14 @@ def cluster_key(entry: Entry, category: str) -> str:
         return "conversation:" + _digest([entry.initial_config, sorted(entry.involved_classes)])
     if category.startswith(("memory", "web_search")) or not entry.function:
         return "entry:" + entry.id
-    # key order does not make two function sets different
-    docs = sorted(
-        json.dumps(json.loads(f.model_dump_json()), sort_keys=True) for f in entry.function
-    )
-    return "functions:" + _digest(docs)
+    # The docs as the data has them (pydantic's JSON mode where they were built otherwise),
+    # each as key-sorted JSON text: key order does not make two function sets different. The
+    # texts hold no raw line break, so joined by one they digest without another encoding.
+    sources = entry.source_function
+    if not isinstance(sources, list):
+        sources = [f.model_dump(mode="json") for f in entry.function]
+    docs = sorted(json.dumps(doc, sort_keys=True, default=str) for doc in sources)
+    return "functions:" + hashlib.sha256("\n".join(docs).encode("utf-8")).hexdigest()[:16]
 
 
 def clusters_of(entries: Iterable[tuple[str, Entry]]) -> dict[str, str]:

@@ -12,27 +12,31 @@ replica
 - is usable (in rotation, or half-open and free: a replica out of rotation loses its
   conversations, which move to the least loaded one and stay there),
 - is not the replica the step has just failed on, and
-- is not far more loaded than the others: its expected wait is at most ``STAY_FOR`` (two)
+- is not far more loaded than the others: its expected wait is at most ``STAY_FOR`` (four)
   requests' time (its own typical answer time) longer than the least expected wait of a usable
   replica.
 
-The bound keeps the balancer's load-aware choice in charge: a step never waits more than two
+The bound keeps the balancer's load-aware choice in charge: a step never waits more than four
 requests' time longer than it would on the least loaded replica, so a replica that slows down
 (a long queue, a stall under way, a slower GPU) sheds conversations as its expected wait grows,
-and a replica that left rotation sheds them at once. Why two: a step sent elsewhere computes
-its whole history again (tools, system prompt, every message so far), which on a long
-conversation costs one or two requests' time; waiting up to that long where it is cached is
-no loss, waiting longer is. Measured on a simulated server with a prefix cache
-(``benchmarks/test_prefix_affinity.py``), one request's bound moved one step in eleven and
-paid more prefill than it saved in queueing. (A bound relative to the load, such as twice the
-least wait, would let a replica with eight requests queued keep eight more.)
+and a replica that left rotation sheds them at once. Why four: a step sent elsewhere computes
+its whole history again (tools, system prompt, every message and every answer so far: a
+server caches what it generated with the prompt), which on a multi-turn conversation costs
+two or three requests' time (about 25,000 characters a step on multi_turn_base), paid in a
+slot of the other replica as well as in the step's wait; the expected wait counts every
+request in flight as queued, which a server answering a batch at once does not make wait.
+Measured on simulated servers with such a prefix cache
+(``benchmarks/test_prefix_affinity.py``, four replicas of 8 against one of 32), a bound of two
+moved 45-81 of 1,265 steps and finished 1.00-1.20x the one replica's time; four moved 15-19
+and finished 0.91-1.07x. (A bound relative to the load, such as twice the least wait, would
+let a replica with eight requests queued keep eight more.)
 
 The first step of a conversation has no replica yet. Under the same bound it goes to a
 replica that has served a conversation starting with the same prefix (the same tools, or the
-same system prompt: what a chat template lays out first), which has that prefix cached;
-otherwise where the wait is least. Single-turn entries go where the wait is least. As
-conversations end and new ones start on the least loaded replicas, the load evens out by
-itself.
+same system prompt: what a chat template lays out first), which has that prefix cached, the
+least loaded of them; otherwise where the wait is least. Single-turn entries go where the
+wait is least. As conversations end and new ones start on the least loaded replicas, the load
+evens out by itself.
 
 The maps from conversations and prefixes to replicas are bounded (the least recently used
 forgotten first; a run has at most its concurrency in flight).
@@ -42,11 +46,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-STAY_FOR = 2.0  # requests' time a step may wait longer to stay where its prompt is cached
+STAY_FOR = 4.0  # requests' time a step may wait longer to stay where its prompt is cached
 REMEMBERED = 16_384  # conversations remembered (least recently used forgotten first)
 
 R = TypeVar("R")
@@ -70,8 +74,10 @@ class Affinity(Generic[R]):
         self._served: OrderedDict[str, R] = OrderedDict()
         self._prefixes: OrderedDict[str, list[R]] = OrderedDict()  # replicas that served each
         self._group: str | None = None  # the prefix of the first step being placed
-        self.kept = 0  # steps sent back to their conversation's replica
-        self.moved = 0  # steps sent elsewhere (their replica unusable, failed or too loaded)
+        # per replica: steps sent back to it (their conversation's), and steps of its
+        # conversations sent elsewhere (it was unusable, had just failed or was too loaded)
+        self.kept: Counter[R] = Counter()
+        self.moved: Counter[R] = Counter()
 
     def choose(
         self,
@@ -98,11 +104,13 @@ class Affinity(Generic[R]):
         if own is None:  # a first step: a replica with its prefix cached, if one is allowed
             self._group = group() if group is not None else None
             homes = self._prefixes.get(self._group, []) if self._group is not None else []
-            return next((r for r in homes if allowed(r)), best)
+            # of those allowed, the least loaded: a prefix that every replica has cached soon
+            # must not draw new conversations to the one that served it last
+            return min((r for r in homes if allowed(r)), key=wait, default=best)
         if allowed(own):
-            self.kept += 1
+            self.kept[own] += 1
             return own
-        self.moved += 1
+        self.moved[own] += 1
         return best
 
     def note(self, conversation: str | None, replica: R) -> None:
@@ -121,5 +129,8 @@ class Affinity(Generic[R]):
         while len(self._served) > self.remembered:
             self._served.popitem(last=False)
 
-    def counts(self) -> dict[str, int]:
-        return {"kept": self.kept, "moved": self.moved}
+    def counts(self, replica: R | None = None) -> dict[str, int]:
+        """Steps kept and moved, of one replica's conversations or of all."""
+        if replica is not None:
+            return {"kept": self.kept[replica], "moved": self.moved[replica]}
+        return {"kept": self.kept.total(), "moved": self.moved.total()}

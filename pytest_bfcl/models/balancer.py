@@ -429,10 +429,10 @@ class Balancer:
         self._stop.set()
 
     # -- the report -------------------------------------------------------------------------
-
     def stats(self) -> list[dict[str, Any]]:
         """Per replica: requests, answers, failures by kind, latencies (seconds, rounded to
-        the millisecond; for percentiles across processes), ejections and state."""
+        the millisecond; for percentiles across processes), ejections, state, and
+        :mod:`.affinity`'s conversation steps kept on it and moved elsewhere."""
         with self._lock:
             return [
                 {
@@ -444,6 +444,7 @@ class Balancer:
                     "ejections": r.ejections,
                     "state": r.state,
                     "reason": r.reason,
+                    **self.affinity.counts(r),
                 }
                 for r in self.replicas
             ]

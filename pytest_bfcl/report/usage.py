@@ -96,7 +96,7 @@ def replica_summary(reports: list[list[dict[str, Any]]]) -> list[dict[str, Any]]
     """Per replica, over every process that sent requests (the controller and each xdist
     worker balance on their own): requests, answers, errors by kind, latency percentiles of
     the answered requests, ejections (summed: each process takes a replica out on its own),
-    and the states it ended in."""
+    the states it ended in, and the conversation steps kept on it and moved elsewhere."""
     merged: dict[str, dict[str, Any]] = {}
     for report in reports:
         for stats in report:
@@ -108,6 +108,8 @@ def replica_summary(reports: list[list[dict[str, Any]]]) -> list[dict[str, Any]]
                     "answered": 0,
                     "errors": {},
                     "ejections": 0,
+                    "kept": 0,
+                    "moved": 0,
                     "latencies": [],
                     "states": set(),
                     "reasons": [],
@@ -115,6 +117,8 @@ def replica_summary(reports: list[list[dict[str, Any]]]) -> list[dict[str, Any]]
             )
             for key in ("requests", "answered", "ejections"):
                 into[key] += stats[key]
+            for key in ("kept", "moved"):
+                into[key] += stats.get(key, 0)
             for kind, count in stats["errors"].items():
                 into["errors"][kind] = into["errors"].get(kind, 0) + count
             into["latencies"].extend(stats["latencies"])

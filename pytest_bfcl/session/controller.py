@@ -42,6 +42,7 @@ from pytest_bfcl.run.preflight import left_out_line, preflight, start_shared_ser
 from pytest_bfcl.run.run_metadata import model_temperature
 from pytest_bfcl.run.scheduler import ReportedProgress
 from pytest_bfcl.scores.board import ScoreBoard, Scores
+from pytest_bfcl.session.batching import receive_batched_events
 from pytest_bfcl.session.common import (
     SessionPlugin,
     at_line_start,
@@ -101,6 +102,7 @@ class ControllerPlugin(SessionPlugin):
         # what the run asks and about how long, said at the start; the key of this model's pace
         self.estimate: str | None = None
         self.pace_key: str | None = None
+        self.batched_events = False  # xdist: workers send a BFCL item's events as one message
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         """Categories of the default selection this install cannot run, in one line; a
@@ -128,6 +130,7 @@ class ControllerPlugin(SessionPlugin):
             preflight(self.run)
             if self.config.pluginmanager.has_plugin("dsession"):
                 start_shared_servers(self.run.model)  # before xdist starts its workers
+                self.batched_events = receive_batched_events(self.config)
         except (SetupError, ModelSpecError) as exc:
             raise pytest.UsageError(printable_lines(f"pytest-bfcl: {exc}")) from None
         expected = self.run.expected_ids()

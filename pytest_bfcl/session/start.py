@@ -36,10 +36,8 @@ from pytest_bfcl.redact import printable_lines
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.run.run_metadata import extra_body
 from pytest_bfcl.session.common import owns_process
-from pytest_bfcl.session.controller import ControllerPlugin
 from pytest_bfcl.session.handoff import WorkerHandoff, is_worker, session_id
 from pytest_bfcl.session.signals import interrupted_at_start, stop_on_sigterm
-from pytest_bfcl.session.worker import WorkerPlugin
 from pytest_bfcl.settings import Settings, build_settings
 
 
@@ -76,9 +74,20 @@ def start(
         raise pytest.UsageError(printable_lines(f"pytest-bfcl: {exc}")) from None
     except KeyboardInterrupt as exc:  # pytest's terminal is not there yet to say it
         pytest.exit(interrupted_at_start(exc), returncode=pytest.ExitCode.INTERRUPTED)
-    plugin = WorkerPlugin if is_worker(config) else ControllerPlugin
-    config.pluginmanager.register(plugin(config, run, baseline), PLUGIN_NAME)
+    config.pluginmanager.register(_session_plugin(config, run, baseline), PLUGIN_NAME)
     quick_interpreter_exit()
+
+
+def _session_plugin(config: pytest.Config, run: BfclRun, baseline: Baseline | None) -> Any:
+    """This process's session plugin, its module imported here: an xdist worker does not
+    load the controller's reports, gate and closing part, nor one process the worker's."""
+    if is_worker(config):
+        from pytest_bfcl.session.worker import WorkerPlugin
+
+        return WorkerPlugin(config, run, baseline)
+    from pytest_bfcl.session.controller import ControllerPlugin
+
+    return ControllerPlugin(config, run, baseline)
 
 
 def _model_named(exc: ModelSpecError, values: dict[str, Any], names: dict[str, str] | None) -> str:
@@ -104,6 +113,7 @@ def worker_input(config: pytest.Config) -> dict[str, str]:
         unavailable=plugin.run.unavailable,
         ejected=model.out_of_rotation(),
         servers=shared() if shared is not None else {},
+        batched=getattr(plugin, "batched_events", False),
     )
     return handoff.worker_input()
 

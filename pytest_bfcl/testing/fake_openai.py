@@ -347,6 +347,8 @@ class FakeOpenAI:
                 if fault == "search_flood":
                     return self._send(200, search_flood(body, fake.searches))
                 completion = fake.completion(body, answer[fake.mode], fake.mode, fault, fake.flood)
+                if fake.prefix_cache is not None and completion["choices"]:
+                    fake.prefix_cache.keep_answer(body, completion["choices"][0]["message"])
                 if fault == "echo_key" and completion["choices"]:
                     echo_key(completion["choices"][0]["message"], self.headers, fake.echo_extra)
                 if fault == "reasoning_flood" and completion["choices"]:

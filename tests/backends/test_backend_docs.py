@@ -29,3 +29,21 @@ def test_every_public_attribute_is_state_and_private_ones_are_not():
     state = env.instances["VehicleControlAPI"]._state()
     assert "fuelLevel" in state and "doorStatus" in state
     assert not any(name.startswith("_") for name in state)
+
+
+def test_scenario_data_is_copied_deeply_and_anything_else_as_deepcopy_does():
+    from pytest_bfcl.backends.base import state_copy
+
+    shared = {"a": [1, 2.5, None, True]}
+    value = {"x": shared, "y": shared, "z": ("t", {"s"})}
+    copied = state_copy(value)
+    assert copied == value and copied["x"] is not shared
+    copied["x"]["a"].append(3)
+    assert shared["a"] == [1, 2.5, None, True]
+    assert copied["y"]["a"][-1] == 3  # shared parts stay shared, as deepcopy keeps them
+
+    class Custom:
+        pass
+
+    odd = {"c": Custom()}
+    assert state_copy(odd)["c"] is not odd["c"]  # marshal refuses it: deep-copied

@@ -104,21 +104,26 @@ def test_a_conversation_s_steps_stay_on_the_replica_that_served_it():
     assert balancer.acquire() is least
 
 
-def test_a_conversation_moves_when_its_replica_is_more_than_two_requests_busier():
+def test_a_conversation_moves_when_its_replica_is_more_than_four_requests_busier():
     balancer, (a, b), _ = make(2)
     serve(balancer, balancer.acquire(avoid=b), 0.125)
     serve(balancer, balancer.acquire(avoid=a), 0.125)
     assert balancer.acquire(avoid=b, conversation="c") is a
     serve(balancer, a, 0.125)
-    for _ in range(3):
-        balancer.acquire(avoid=b)  # a: 3 in flight, b: none
-    step = balancer.acquire(conversation="c")
-    assert step is b  # a's wait (0.5 s) is more than two requests longer than b's (0.125 s)
-    serve(balancer, step, 0.125)
     for _ in range(4):
-        balancer.acquire(avoid=a)  # b: 4 in flight, a: 3 -> b's wait is 0.625 s, a's 0.5 s
-    assert balancer.acquire(conversation="c") is b  # within two requests' time: stays
-    assert balancer.affinity.counts() == {"kept": 1, "moved": 1}
+        balancer.acquire(avoid=b)  # a: 4 in flight, b: none
+    # a's wait (0.625 s) is four requests longer than b's (0.125 s): it stays
+    assert balancer.acquire(conversation="c") is a
+    balancer.acquire(avoid=b)  # a: 6 in flight
+    step = balancer.acquire(conversation="c")
+    assert step is b  # a's wait (0.875 s) is more than four requests longer than b's
+    serve(balancer, step, 0.125)
+    for _ in range(7):
+        balancer.acquire(avoid=a)  # b: 7 in flight, a: 6 -> b's wait is 1.0 s, a's 0.875 s
+    assert balancer.acquire(conversation="c") is b  # within four requests' time: stays
+    assert balancer.affinity.counts() == {"kept": 2, "moved": 1}
+    assert balancer.affinity.counts(a) == {"kept": 1, "moved": 1}
+    assert [(r["kept"], r["moved"]) for r in balancer.stats()] == [(1, 1), (1, 0)]
 
 
 def test_a_first_step_goes_where_its_prefix_is_cached_within_the_bound():
@@ -134,9 +139,22 @@ def test_a_first_step_goes_where_its_prefix_is_cached_within_the_bound():
     assert balancer.acquire(conversation="c2", group=lambda: tools) is home
     # another prefix goes where the wait is least
     assert balancer.acquire(conversation="c3", group=lambda: other) is not home
-    assert balancer.acquire(conversation="c2") is home  # c2's next step: home has 3 in flight
-    # a replica with none is more than two requests' time less busy: it takes the next one
+    for _ in range(3):  # c2's next steps: home has up to 5 in flight, within the bound
+        assert balancer.acquire(conversation="c2") is home
+    # a replica with none is more than four requests' time less busy: it takes the next one
     assert balancer.acquire(conversation="c4", group=lambda: tools) is not home
+
+
+def test_a_first_step_goes_to_the_least_loaded_of_the_replicas_with_its_prefix():
+    balancer, (a, b), _ = make(2)
+    for _ in range(2):
+        serve(balancer, balancer.acquire(), 0.125)
+    tools = prefix_group({"tools": [{"name": "cd"}], "messages": [{"role": "user"}]})
+    assert balancer.acquire(avoid=b, conversation="c1", group=lambda: tools) is a
+    assert balancer.acquire(avoid=a, conversation="c2", group=lambda: tools) is b  # the latest
+    for _ in range(2):
+        balancer.acquire(avoid=a)  # b: 3 in flight, a: 1; both within the bound
+    assert balancer.acquire(conversation="c3", group=lambda: tools) is a
 
 
 def test_a_conversation_leaves_a_replica_out_of_rotation_and_stays_where_it_went():

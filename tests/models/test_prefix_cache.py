@@ -3,6 +3,8 @@ request pays the prefill of what that replica has not seen, block by block from 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pytest_bfcl.testing.prefix_cache import BLOCK_CHARS, PrefixCache, rendered_prompt
@@ -41,3 +43,29 @@ def test_the_least_recently_used_blocks_go_first():
     cache = PrefixCache(blocks=10, per_char=1.0)
     cache.prefill_seconds(step("a" * 5000))  # far more than ten blocks
     assert cache.prefill_seconds(step("a" * 5000)) > 0  # its first blocks were forgotten
+
+
+def test_what_the_replica_generated_is_cached_with_the_prompt():
+    generated = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "a1", "type": "function", "function": {"name": "cd", "arguments": "{}"}}
+        ],
+    }
+    resent = {**generated, "tool_calls": [{**generated["tool_calls"][0], "id": "b7"}]}
+    result = {"role": "tool", "tool_call_id": "b7", "content": "y" * 300}
+    first = step("a" * 500)
+    nxt = {"tools": TOOLS, "messages": [*first["messages"], resent, result]}
+    kept, other = PrefixCache(per_char=1.0), PrefixCache(per_char=1.0)
+    for cache in (kept, other):
+        cache.prefill_seconds(first)
+    kept.keep_answer(first, generated)
+    added = len(rendered_prompt(nxt)) - len(rendered_prompt(first))
+    # where it was generated the answer is cached (the client's ids for the calls aside) and
+    # only the tool's result is new; elsewhere the answer is paid for as well
+    assert (
+        kept.prefill_seconds(nxt) < len("\n" + json.dumps(result, sort_keys=True)) + 2 * BLOCK_CHARS
+    )
+    assert other.prefill_seconds(nxt) >= added
+    assert kept.prompt_chars == other.prompt_chars  # what was generated is not counted as sent

@@ -239,6 +239,10 @@ def test_a_conversation_s_steps_reach_one_replica_named_by_its_session_header(
         assert len(set(headers)) == 12  # one value per conversation
         by_replica = [{h for _, h in s.sessions} for s in servers]
         assert not by_replica[0] & by_replica[1]  # no conversation went to both
+        # the JSON report counts the steps kept on their conversation's replica, none moved
+        report = replicas_report(tmp_path)
+        assert sum(r["kept"] for r in report.values()) == sent - 12
+        assert sum(r["moved"] for r in report.values()) == 0
         rerun = pytester.runpytest(*run, "--bfcl-session-header=none")
         rerun.assert_outcomes(passed=12)
         assert sum(s.total_requests() for s in servers) == sent  # all from the cache

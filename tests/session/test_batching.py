@@ -1,0 +1,111 @@
+"""A BFCL item's xdist events travel as one message (pytest_bfcl/session/batching.py): the
+controller replays them in their order through xdist's handlers; anything else travels as
+xdist sends it."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from pytest_bfcl.session.batching import BATCHED, EventBatch, receive_batched_events
+from pytest_bfcl.session.transport import pack_report
+
+NODEID = "bfcl/simple_python::simple_python_3"
+LOCATION = ("bfcl/simple_python", None, "simple_python_3")
+
+
+def _report(when: str) -> dict[str, Any]:
+    report = pytest.TestReport(NODEID, LOCATION, {}, "passed", None, when, [], 0.1)
+    data = pack_report(report, "bfcl/")
+    assert data is not None
+    return {**data, "item_index": 3, "worker_id": "gw0"}
+
+
+def _item_events(nodeid: str = NODEID) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        ("logstart", {"nodeid": nodeid, "location": LOCATION}),
+        *(("testreport", {"data": _report(when)}) for when in ("setup", "call", "teardown")),
+        ("logfinish", {"nodeid": nodeid, "location": LOCATION}),
+        ("runtest_protocol_complete", {"item_index": 3, "duration": 0.5}),
+    ]
+
+
+def _sent_through(batch_prefix: str, events: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    sent: list[tuple[str, dict[str, Any]]] = []
+    batch = EventBatch(lambda name, **kwargs: sent.append((name, kwargs)), batch_prefix)
+    for name, kwargs in events:
+        batch(name, **kwargs)
+    return sent
+
+
+def test_a_bfcl_item_s_events_go_as_one_message():
+    sent = _sent_through("bfcl/", _item_events())
+    assert [name for name, _ in sent] == ["runtest_protocol_complete"]
+    assert sent[0][1]["item_index"] == 3 and isinstance(sent[0][1][BATCHED], bytes)
+
+
+def test_other_items_and_events_travel_as_xdist_sends_them():
+    other = _item_events("tests/test_x.py::test_y")
+    assert _sent_through("bfcl/", other) == other
+    # an event of another kind in the middle: what was kept goes first, and the rest of the
+    # item's events one by one, in their order
+    events = _item_events()
+    warning = ("warning_recorded", {"nodeid": NODEID, "when": "runtest"})
+    mixed = [*events[:2], warning, *events[2:]]
+    assert _sent_through("bfcl/", mixed) == mixed
+
+
+def test_events_marshal_refuses_travel_one_by_one():
+    events = _item_events()
+    events[1] = ("testreport", {"data": {"odd": object()}})
+    assert _sent_through("bfcl/", events) == events
+
+
+class _DSession:
+    """xdist's controller loop, as far as the replay uses it: its handlers, recording calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+
+    def worker_logstart(self, node: Any, nodeid: str, location: Any) -> None:
+        self.calls.append(("logstart", nodeid))
+
+    def worker_logfinish(self, node: Any, nodeid: str, location: Any) -> None:
+        self.calls.append(("logfinish", nodeid))
+
+    def worker_testreport(self, node: Any, rep: Any) -> None:
+        self.calls.append(("testreport", (rep.when, rep.item_index, rep.worker_id)))
+
+    def worker_runtest_protocol_complete(self, node: Any, item_index: int, duration: float) -> None:
+        self.calls.append(("complete", item_index))
+
+
+def test_the_controller_replays_them_in_order_before_the_item_completes():
+    dsession = _DSession()
+    from pytest_bfcl.session.transport import unpack_report
+
+    hook = SimpleNamespace(pytest_report_from_serializable=lambda config, data: unpack_report(data))
+    config = SimpleNamespace(
+        pluginmanager=SimpleNamespace(get_plugin=lambda name: dsession), hook=hook
+    )
+    assert receive_batched_events(config)  # type: ignore[arg-type]
+    ((name, kwargs),) = _sent_through("bfcl/", _item_events())
+    getattr(dsession, f"worker_{name}")(node="gw0", **kwargs)
+    assert dsession.calls == [
+        ("logstart", NODEID),
+        ("testreport", ("setup", 3, "gw0")),
+        ("testreport", ("call", 3, "gw0")),
+        ("testreport", ("teardown", 3, "gw0")),
+        ("logfinish", NODEID),
+        ("complete", 3),
+    ]
+    # a completion without events (another item's) is xdist's as before
+    dsession.worker_runtest_protocol_complete(node="gw0", item_index=4, duration=0.1)
+    assert dsession.calls[-1] == ("complete", 4)
+
+
+def test_a_controller_of_another_shape_does_not_ask_for_them():
+    config = SimpleNamespace(pluginmanager=SimpleNamespace(get_plugin=lambda name: object()))
+    assert not receive_batched_events(config)  # type: ignore[arg-type]
