@@ -3,7 +3,7 @@ stamp a baseline is compared by, and the decoding the checkers apply."""
 
 from __future__ import annotations
 
-from pytest_bfcl.gate.baseline import request_differences
+from pytest_bfcl.gate.settings_change import setting_differences
 from pytest_bfcl.run.leaderboard import as_leaderboard_scores, leaderboard_note, scoring_options
 from pytest_bfcl.settings import build_settings
 
@@ -43,9 +43,13 @@ def test_a_baseline_of_another_route_or_family_is_named_as_different():
     chat = {"wire_format": "chat-completions"}
     qwen_fc = {"wire_format": "completions:qwen-fc"}
     qwen = {"wire_format": "completions:qwen"}
-    assert any("wire format differs" in p for p in request_differences(chat, qwen_fc))
-    assert any("wire format differs" in p for p in request_differences(qwen, qwen_fc))
-    assert not any("wire format" in p for p in request_differences(qwen_fc, dict(qwen_fc)))
+
+    def lines(recorded: dict[str, str], metadata: dict[str, str]) -> list[str]:
+        return [d.line for d in setting_differences(recorded, metadata)]
+
+    assert any("wire format differs" in line for line in lines(chat, qwen_fc))
+    assert any("wire format differs" in line for line in lines(qwen, qwen_fc))
+    assert not any("wire format" in line for line in lines(qwen_fc, dict(qwen_fc)))
 
 
 def test_the_html_header_names_the_route_and_the_leaderboard_line():
