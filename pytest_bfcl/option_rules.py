@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from pytest_bfcl.dataset.categories import CATEGORIES, expand_categories
 from pytest_bfcl.dataset.groups import SCORE_NAMES
 from pytest_bfcl.files import output_problem
+from pytest_bfcl.http_headers import is_header_name, is_reserved_header
 from pytest_bfcl.redact import is_secret_name
 from pytest_bfcl.scoring import HistoryEcho, Mode, Reasoning, WireFormat
 
@@ -234,39 +235,18 @@ def _web_url(value: Any) -> str:
     return value.strip()
 
 
-# Headers HTTP and the API use: a session header of one of these names would replace the key,
-# the host, the body's type or length (every conversation broken), or a cookie.
-# fmt: off
-RESERVED_HEADERS = frozenset((
-    "accept", "accept-encoding", "authorization", "connection", "content-encoding",
-    "content-length", "content-type", "cookie", "expect", "host", "idempotency-key",
-    "keep-alive", "openai-beta", "openai-organization", "openai-project", "te", "trailer",
-    "transfer-encoding", "upgrade", "user-agent",
-))
-# fmt: on
-RESERVED_HEADER_PREFIXES = ("proxy-", "x-stainless-", "sec-", "x-forwarded-")
-HEADER_NAME_LIMIT = 64  # characters: a router's session header is a short name
-
-
 def _header_name(value: Any) -> str:
     """An HTTP header name (a token); ``none`` (or "", from Python): no header (""). Names
     HTTP and the API use, and names that say they carry a key, are refused."""
-    if not isinstance(value, str):
+    if not isinstance(value, str) or not is_header_name(value.strip()):
         raise Unfit
     text = value.strip()
-    if len(text) > HEADER_NAME_LIMIT or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]*", text):
-        raise Unfit
-    lower = text.lower()
-    if (
-        lower in RESERVED_HEADERS
-        or lower.startswith(RESERVED_HEADER_PREFIXES)
-        or (is_secret_name(lower))
-    ):
+    if is_reserved_header(text) or is_secret_name(text.lower()):
         raise ValueError(
             f"{text} is a header the request itself needs (HTTP's, or the API's key and "
             "account); name a header of the router's own, such as X-Session-ID, or none"
         )
-    return "" if lower == "none" else text
+    return "" if text.lower() == "none" else text
 
 
 def _shell_words(value: Any) -> str:

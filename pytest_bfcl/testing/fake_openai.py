@@ -29,50 +29,17 @@ from pytest_bfcl.models.base import StepRequest, Task
 from pytest_bfcl.models.oracle import OracleModel
 from pytest_bfcl.testing.echoed_key import echo_key
 from pytest_bfcl.testing.entry_match import (
-    TOOL_RESULTS_PREFIX,
     asked_conversation,
     asked_entry,
+    conversation_position,
+    named_as_shown,
+    question_key,
 )
 from pytest_bfcl.testing.flood_answers import search_flood
 from pytest_bfcl.testing.gateway_faults import GATEWAY_FAULTS
 from pytest_bfcl.testing.prefix_cache import PrefixCache
 from pytest_bfcl.testing.request_body import read_body
 from pytest_bfcl.testing.responses_wire import chat_body, response_of
-
-
-def conversation_position(messages: list[dict[str, Any]]) -> tuple[int, int]:
-    """(turn, step) of a multi-turn request: turns are the user's own messages, steps the
-    assistant messages since the last of them."""
-    turn, step = -1, 0
-    for message in messages:
-        role, content = message.get("role"), message.get("content") or ""
-        if role == "user" and not str(content).startswith(TOOL_RESULTS_PREFIX):
-            turn, step = turn + 1, 0
-        elif role == "assistant":
-            step += 1
-    return turn, step
-
-
-def named_as_shown(result: Any, body: dict[str, Any]) -> Any:
-    """Calls ``[{name: arguments}]`` named as the request's tools show the functions: a
-    docs name whose tool is sent with underscores for dots is answered with underscores, as a
-    model answers with the names it sees."""
-    if not isinstance(result, list):
-        return result
-    shown = {tool.get("function", tool).get("name") for tool in body.get("tools") or [] if tool}
-    renamed = []
-    for call in result:
-        name, arguments = next(iter(call.items()))
-        if name not in shown and name.replace(".", "_") in shown:
-            name = name.replace(".", "_")
-        renamed.append({name: arguments})
-    return renamed
-
-
-def question_key(messages: list[dict[str, Any]]) -> str:
-    """Identify a request by its non-system messages."""
-    return json.dumps([m for m in messages if m.get("role") != "system"], sort_keys=True)
-
 
 # 200 answers that hold no model message, by fault name ("empty": choices [] is below).
 _NOT_COMPLETIONS: dict[str, dict[str, Any]] = {

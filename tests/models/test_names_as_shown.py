@@ -13,7 +13,8 @@ from pytest_bfcl.models.base import Task
 from pytest_bfcl.models.function_docs import to_openai_tools
 from pytest_bfcl.models.oracle import OracleModel
 from pytest_bfcl.scoring import ScoringOptions
-from pytest_bfcl.testing.fake_openai import FakeOpenAI, named_as_shown
+from pytest_bfcl.testing.entry_match import named_as_shown
+from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
 CATEGORIES = "simple_python,multiple"
 

@@ -9,7 +9,8 @@ import json
 import pytest
 import requests
 
-from pytest_bfcl.testing.fake_openai import FakeOpenAI, conversation_position, question_key
+from pytest_bfcl.testing.entry_match import conversation_position, question_key
+from pytest_bfcl.testing.fake_openai import FakeOpenAI
 from pytest_bfcl.testing.result_files import write_oracle_results
 
 
