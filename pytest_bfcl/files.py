@@ -229,7 +229,11 @@ def read_regular_file(path: Path, max_bytes: int, follow_symlinks: bool = True) 
     """The bytes of a regular file of at most ``max_bytes``, opened by
     :func:`open_regular_file`; the read stops at the bound (a file that grows meanwhile)."""
     with open_regular_file(path, max_bytes, follow_symlinks) as fh:
-        data = fh.read(max_bytes + 1)
+        # a buffer of the file's size, not of the bound: read(n) allocates n bytes up front
+        size = min(os.fstat(fh.fileno()).st_size, max_bytes)
+        data = fh.read(size + 1)
+        if len(data) > size:  # it grew since: read on, up to the bound
+            data += fh.read(max_bytes + 1 - len(data))
     if len(data) > max_bytes:  # it grew while read
         raise OSError(errno.EFBIG, f"larger than {max_bytes} bytes")
     return data
