@@ -16,7 +16,8 @@ from functools import cache
 from pathlib import Path
 
 from pytest_bfcl.dataset.fetch import DatasetError
-from pytest_bfcl.dataset.texts import module_constants
+from pytest_bfcl.dataset.texts import SOURCE_MAX, module_constants
+from pytest_bfcl.files import read_small_text
 
 LOCAL_HANDLER_DIR = "bfcl_eval/model_handler/local_inference"
 
@@ -27,8 +28,8 @@ def method_strings(root: Path, module: str, class_name: str, method: str) -> tup
     in source order (the docstring and f-strings left out)."""
     path = root / LOCAL_HANDLER_DIR / f"{module}.py"
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError) as exc:
+        tree = ast.parse(read_small_text(path, SOURCE_MAX))
+    except (OSError, ValueError, SyntaxError) as exc:
         raise DatasetError(f"cannot read the handler module {path}: {exc}") from None
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == class_name:

@@ -14,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.dataset.fetch import DatasetError
+from pytest_bfcl.files import read_small_text
 
 MAX_NEW_TOKENS = 4096  # the handlers' cap on max_tokens
 FULL_CONTEXT_TOKENS = 1000  # what they ask when the prompt leaves no room
 MARGIN = 2  # tokens the handlers keep free besides the prompt
+# a checkpoint's config.json (or tokenizer_config.json) is small; a file past this is no config
+CHECKPOINT_JSON_MAX = 64 << 20
 
 
 def max_tokens_for(prompt_tokens: int, context: int) -> int:
@@ -42,7 +45,7 @@ class PromptBudget:
 
 def _json_file(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_small_text(path, CHECKPOINT_JSON_MAX))
     except (OSError, ValueError) as exc:
         raise DatasetError(f"cannot read {path}: {exc}") from None
     if not isinstance(data, dict):

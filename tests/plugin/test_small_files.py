@@ -115,6 +115,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "pytest_bfcl"
 READ_ELSEWHERE = {
     "resources.py",
     "report/html/page.py",
+    "history/page.py",
     "report/junit/summary.py",
     "report/junit/cases.py",
 }
