@@ -19,11 +19,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from pytest_bfcl.files import write_json_atomic
+from pytest_bfcl.files import read_small_text, write_json_atomic
 
 PACE_FILE = "pace.json"
 MIN_QUERIES = 20  # queries sent before a run's pace says anything about the next
 MAX_KEPT = 50  # models kept in the file (the most recent)
+PACE_FILE_MAX = 1 << 20  # bytes: 50 small records; a larger file is no pace file of ours
 
 
 class Pace(BaseModel):
@@ -50,7 +51,7 @@ def read_pace(cache_dir: Path, key: str) -> Pace | None:
     """The pace a previous run recorded for ``key``; None when there is none or the file is
     unreadable (an estimate is never worth a failed run)."""
     try:
-        data = json.loads((cache_dir / PACE_FILE).read_text("utf-8"))
+        data = json.loads(read_small_text(cache_dir / PACE_FILE, PACE_FILE_MAX))
         return Pace.model_validate(data[key]) if isinstance(data, dict) and key in data else None
     except (OSError, ValueError, RecursionError, ValidationError, TypeError):
         return None
@@ -69,7 +70,7 @@ def record_pace(cache_dir: Path, key: str, sent: int, wall_s: float | None) -> P
     )
     path = cache_dir / PACE_FILE
     try:
-        data = json.loads(path.read_text("utf-8")) if path.is_file() else {}
+        data = json.loads(read_small_text(path, PACE_FILE_MAX)) if path.is_file() else {}
         data = data if isinstance(data, dict) else {}
     except (OSError, ValueError, RecursionError):
         data = {}
