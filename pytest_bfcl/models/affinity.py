@@ -27,9 +27,11 @@ slot of the other replica as well as in the step's wait; the expected wait count
 request in flight as queued, which a server answering a batch at once does not make wait.
 Measured on simulated servers with such a prefix cache
 (``benchmarks/test_prefix_affinity.py``, four replicas of 8 against one of 32), a bound of two
-moved 45-81 of 1,265 steps and finished 1.00-1.20x the one replica's time; four moved 15-19
-and finished 0.91-1.07x. (A bound relative to the load, such as twice the least wait, would
-let a replica with eight requests queued keep eight more.)
+moved 45-81 of 1,265 steps and finished 1.00-1.20x the one replica's time; four moved 12-19
+and finished 0.91-1.18x (1.02-1.11x on a less loaded machine, where two and three, with the
+least loaded replica of a prefix, gave 1.06-1.07x moving more). (A bound relative to the
+load, such as twice the least wait, would let a replica with eight requests queued keep eight
+more.)
 
 The first step of a conversation has no replica yet. Under the same bound it goes to a
 replica that has served a conversation starting with the same prefix (the same tools, or the
