@@ -105,6 +105,9 @@ class RunOutcome:
     left_out: str | None = None
     # --bfcl-sequential: the stages asked and why the run stopped
     sequential: SequentialRecord | None = None
+    # --bfcl-sequential: its gate on what was scored (each comparison over the stages it
+    # completed), which replaces the ordinary one
+    sequential_gate: Callable[[], GateResult | None] | None = None
     # The selection narrowed on the command line: the line that says so.
     narrowed: str | None = None
     # Entries worse than the baseline, pending the gate: their explanation (and the baseline's
@@ -141,6 +144,17 @@ def finish_run(outcome: RunOutcome) -> FinishedRun:
         allow_incomplete=settings.allow_incomplete,
         exclude=outcome.gate_exclusions,
     )
+    staged = outcome.sequential_gate() if outcome.sequential_gate is not None else None
+    if staged is not None and gate is not None:
+        gate = staged.model_copy(
+            update={
+                "threshold_failures": gate.threshold_failures,
+                "incomplete": gate.incomplete,
+                "allow_incomplete": gate.allow_incomplete,
+                "common_only": gate.common_only,
+                "known_errors": gate.known_errors,
+            }
+        )
     finished = FinishedRun(scores, gate, incomplete, [])
     write_reports(outcome, finished)
     return finished
