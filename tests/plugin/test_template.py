@@ -228,8 +228,11 @@ def test_ci_commands_gate_a_pull_request_record_main_and_fail_a_regression(adopt
     assert result.returncode == 1, result.stdout[-3000:]
     assert "BFCL gate: FAILED" in result.stdout
     assert re.search(r"^regressed in \w+: ", result.stdout, flags=re.M)
-    # the sequential gate went on to the whole selection, and said why
-    assert re.search(r"^bfcl: stage 3 of 3: .* failing so far", result.stdout, flags=re.M)
+    # the sequential gate said where it stopped, why, and the seed of its stages (the commit)
+    assert re.search(
+        r"stopped after stage \d of 3 .*the gate (already )?fails.*\(from (git HEAD|[A-Z_0-9]+);",
+        result.stdout.replace("\n", " "),
+    ), result.stdout[-3000:]
     # bounded but for pytest's own line per failed test in its short summary and its rows of
     # progress (the whole selection's, a run that extends to it)
     failed = int(re.findall(r"(\d+) failed", result.stdout)[-1])
