@@ -133,7 +133,10 @@ class SequentialRecord(BaseModel):
             f"{asked.entries} of {self.full.entries} entries, {asked.queries} of "
             f"{self.full.queries} queries ({self.share:.0%} of the full selection's); "
             f"{self.reason}; stages drawn with seed {self.seed} ({self.seed_source}; "
-            f"--bfcl-seed={self.seed} reproduces them)"
+            f"--bfcl-seed={self.seed} reproduces them); the gate's p-values are each "
+            "comparison's best stage p-value over that stage's share of alpha ("
+            + "/".join(f"{w:.0%}" for w in self.spending)
+            + ")"
         )
 
 

@@ -233,6 +233,8 @@ def _write_html(
 ) -> None:
     from pytest_bfcl.report.html.page import write_html  # only runs that ask for it load it
 
+    if outcome.sequential is not None:
+        metadata = {**metadata, "sequential_summary": outcome.sequential.summary()}
     write_html(path, outcome.html_entries, finished.scores, finished.gate, metadata)
 
 

@@ -76,8 +76,10 @@ def _run_stages(current, baseline, ids, seed, settings=None):
 
 def test_a_sequential_p_value_spends_a_share_of_alpha_at_each_stage():
     assert sum(SPENDING) == pytest.approx(1.0)
-    assert sequential_p({1: 0.004, 2: 0.5}) == pytest.approx(0.04)
-    assert sequential_p({1: 0.5, 2: 0.5, 3: 0.007}) == pytest.approx(0.01)
+    w1, w2, w3 = SPENDING
+    assert sequential_p({1: 0.1 * w1, 2: 0.5}) == pytest.approx(0.1)
+    assert sequential_p({1: 0.5, 2: 0.02 * w2, 3: 0.03 * w3}) == pytest.approx(0.02)
+    assert sequential_p({1: 0.5, 2: 0.5, 3: 0.007}) == pytest.approx(0.007 / w3)
     assert sequential_p({1: 0.9}) == 1.0 and sequential_p({}) == 1.0
 
 
