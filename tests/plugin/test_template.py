@@ -485,7 +485,8 @@ def test_a_red_pull_request_shows_mains_answers_and_compares_offline(adopted):
     lines = (result.stdout + result.stderr).splitlines()
     assert len(lines) <= 150 and lines[-1] == "compare: FAILED"
     assert f"worse now: {len(flipped)}" in lines
-    at = next(n for n, line in enumerate(lines) if line.startswith(f"{flipped[0]} ["))
+    starts = tuple(f"{i} [" for i in flipped)
+    at = next(n for n, line in enumerate(lines) if line.startswith(starts))
     assert (
         lines[at + 1].startswith("  baseline: [{") and lines[at + 2] == f"  now:      {TEXT_ANSWER}"
     )
