@@ -43,6 +43,7 @@ from pytest_bfcl.gate.detection import (
     plan,
 )
 from pytest_bfcl.gate.sequential import (
+    SPENDING,
     STAGES,
     SequentialRecord,
     StageCost,
@@ -57,6 +58,7 @@ from pytest_bfcl.gate.sequential import (
 
 __all__ = [
     "ANSWER_LIMIT",
+    "SPENDING",
     "STAGES",
     "Baseline",
     "BaselineAnswers",

@@ -15,6 +15,7 @@ import pytest
 from pytest_bfcl.dataset import known_errors as listed_errors
 from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.gate import (
+    SPENDING,
     STAGES,
     GateResult,
     SequentialRecord,
@@ -28,7 +29,6 @@ from pytest_bfcl.gate import (
     staged_gate,
     stop_reason,
 )
-from pytest_bfcl.gate.sequential import SPENDING
 from pytest_bfcl.session.items import BfclItem
 
 if TYPE_CHECKING:
