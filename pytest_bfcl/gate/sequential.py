@@ -57,7 +57,7 @@ STAGES: tuple[float, ...] = (0.1, 0.3, 1.0)
 # The share of alpha each stage's test spends (they add up to 1): a comparison fails at stage
 # k when Holm's procedure holds its p-value over this share below its level. Most goes to the
 # last stage, so a full run loses little power to the early looks.
-SPENDING: tuple[float, ...] = (0.02, 0.08, 0.9)
+SPENDING: tuple[float, ...] = (0.01, 0.04, 0.95)
 
 # A comparison rules a drop out when its one-sided 90 % upper confidence bound is below it.
 RULE_OUT_CONFIDENCE = 0.9
