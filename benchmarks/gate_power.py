@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from pytest_bfcl.dataset.categories import ALL_SCORING, DATASET_SIZES, MULTI_TURN, SINGLE_TURN
 from pytest_bfcl.dataset.groups import BY_NAME, OVERALL_WEIGHTS
 from pytest_bfcl.gate import decision
-from pytest_bfcl.gate.decision import Comparison, GateResult, GateSettings, compare
-from pytest_bfcl.gate.sequential import FUTILITY, STAGES, decide_stage, pooled_p_value
+from pytest_bfcl.gate.decision import GateResult, GateSettings, compare
+from pytest_bfcl.gate.sequential import STAGES, decide_stage, staged_gate
 from pytest_bfcl.gate.stats import mcnemar_exact
 from pytest_bfcl.run.sampling import allocate, nested_stages
 from pytest_bfcl.scores.aggregate import aggregate_groups
@@ -189,10 +189,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-drops", action="store_true", help="false alarms only")
     parser.add_argument("--sequential", action="store_true", help="the sequential gate")
-    parser.add_argument("--points", type=float, default=3.0, help="--sequential's regression")
+    parser.add_argument(
+        "--only",
+        default=None,
+        help="--sequential: rows whose label has one of these (comma-separated)",
+    )
     args = parser.parse_args(argv)
     if args.sequential:
-        sequential_main(args.reps, args.flaky, args.seed, args.points)
+        sequential_main(args.reps, args.flaky, args.seed, args.only)
         return
     settings = GateSettings()
     sizes = category_sizes(args.fraction)
@@ -249,78 +253,87 @@ def queries(ids: Iterable[str]) -> float:
 
 @dataclass
 class SequentialOutcome:
+    """A placement's pairs of runs: how often the sequential gate and the full run blocked,
+    the share of the full selection's queries the sequential gate asked, where it stopped."""
+
     runs: int = 0
     failed: int = 0
+    full_failed: int = 0  # the ordinary gate on the whole selection, same pairs
     share: float = 0.0  # summed share of the full selection's queries asked
-    stopped: list[int] = field(default_factory=list)  # per run, the stage it stopped after
+    stopped: list[int] = field(default_factory=list)  # per run, the last stage asked
+    early_failures: int = 0  # failed before its last stage
 
     @property
     def rate(self) -> float:
         return self.failed / self.runs if self.runs else 0.0
 
     @property
+    def full_rate(self) -> float:
+        return self.full_failed / self.runs if self.runs else 0.0
+
+    @property
     def mean_share(self) -> float:
         return self.share / self.runs if self.runs else 0.0
 
 
-@dataclass
-class StagedRun:
-    """One pair of runs seen at every stage: per stage, each comparison's (kind, p, failed),
-    and whether the ordinary gate failed; with the queries of each stage."""
+def sequential_run(
+    before: Rates, now: Rates, ids: dict[str, list[str]], seed: int, settings: GateSettings
+) -> tuple[bool, float, int, bool]:
+    """One pair of runs through the plugin's own loop: stages drawn with ``seed`` as the
+    plugin draws them, the first stage of every category, then the next stage of the
+    categories the decision names. Returns (blocked, share of the full selection's queries
+    asked, last stage asked, failed before the last stage)."""
+    stages = nested_stages(ids, STAGES, seed)
+    sizes = {c: len(members) for c, members in ids.items()}
+    asked = dict.fromkeys(ids, 1)
+    for number in range(1, len(stages) + 1):
+        staged = staged_gate(now, before, settings, stages, asked)
+        decision = decide_stage(staged, number, sizes, settings)
+        if decision.stop:
+            break
+        for category in decision.extend:
+            asked[category] = number + 1
+    cost = queries(i for c, k in asked.items() for i in stages[k - 1][c])
+    full = queries(i for members in ids.values() for i in members)
+    reached = max(asked.values())
+    return decision.failed, cost / full, reached, decision.failed and not decision.last
 
-    stages: list[list[tuple[str, float, bool]]]
-    failed: list[bool]
-    queries: list[float]
 
-
-def staged_runs(
+def sequential_outcome(
     model: Model,
     current: Model,
     reps: int,
     seed: int,
     settings: GateSettings,
-    stages: tuple[float, ...] = STAGES,
-) -> list[StagedRun]:
-    """``reps`` pairs of one-sample runs (baseline, current), each gated at every stage of its
-    own nested stages (drawn per pair)."""
+    stage_seed: int | None = None,
+) -> SequentialOutcome:
+    """``reps`` pairs of one-sample runs (baseline of ``model``, current of ``current``), each
+    gated sequentially (stages drawn anew per pair, as per commit, unless ``stage_seed`` fixes
+    them) and by the full run."""
     rng = random.Random(f"sequential:{seed}")
     ids: dict[str, list[str]] = {}
     for entry_id in model.chances:
         ids.setdefault(entry_id.rsplit("_", 1)[0], []).append(entry_id)
-    out = []
+    outcome = SequentialOutcome()
     with _without_stated_drops():
-        for rep in range(reps):
-            out.append(_staged_run(model, current, ids, stages, rng, settings, rep + 1000 * seed))
-    return out
-
-
-def _staged_run(
-    model: Model,
-    current: Model,
-    ids: dict[str, list[str]],
-    stages: tuple[float, ...],
-    rng: random.Random,
-    settings: GateSettings,
-    seed: int,
-) -> StagedRun:
-    """One pair of runs (baseline, current), gated at every stage."""
-    before, now = model.run(1, rng), current.run(1, rng)
-    seen, failed, cost = [], [], []
-    for chosen in nested_stages(ids, stages, seed=seed):
-        asked = [i for members in chosen.values() for i in members]
-        gate = compare({i: now[i] for i in asked}, before, settings)
-        seen.append([(c.kind, c.p_value, c.failed) for c in gate.comparisons])
-        pooled = pooled_p_value({i: now[i] for i in asked}, before)
-        seen[-1].append(("entries", pooled, False))
-        failed.append(any(c.failed for c in gate.comparisons))
-        cost.append(queries(asked))
-    return StagedRun(seen, failed, cost)
+        for _ in range(reps):
+            before, now = model.run(1, rng), current.run(1, rng)
+            drawn = stage_seed if stage_seed is not None else rng.getrandbits(48)
+            blocked, share, reached, early = sequential_run(before, now, ids, drawn, settings)
+            outcome.runs += 1
+            outcome.failed += blocked
+            outcome.full_failed += compare(now, before, settings).failed
+            outcome.share += share
+            outcome.stopped.append(reached)
+            outcome.early_failures += early
+    return outcome
 
 
 @contextmanager
 def _without_stated_drops() -> Iterator[None]:
-    """The sequential figures need each comparison's p-value and failure, not the drop it
-    states it detects (a third of the gate's time on small categories): left out here."""
+    """The figures need each comparison's p-value and failure, not the drop its row states it
+    detects (a third of the gate's time on small categories): left out here. The stopping
+    rule's own target drop is computed in full (gate/sequential.py)."""
     original = decision.detectable_drop
     decision.detectable_drop = lambda *args, **kwargs: None  # type: ignore[assignment]
     try:
@@ -329,65 +342,69 @@ def _without_stated_drops() -> Iterator[None]:
         decision.detectable_drop = original
 
 
-def sequential_outcome(
-    runs: list[StagedRun], futility: dict[str, tuple[float, ...]] = FUTILITY
-) -> SequentialOutcome:
-    """The sequential gate's decisions on staged runs, with these futility bounds."""
-    outcome = SequentialOutcome()
-    for run in runs:
-        count = len(run.stages)
-        for number, seen in enumerate(run.stages, start=1):
-            rows = [_row(kind, p, failed) for kind, p, failed in seen if kind != "entries"]
-            pooled = next((p for kind, p, _ in seen if kind == "entries"), None)
-            gate = GateResult(settings=GateSettings(), comparisons=rows)
-            if decide_stage(gate, number, count, futility, pooled).stop:
-                break
-        outcome.runs += 1
-        outcome.failed += run.failed[number - 1] and number == count
-        outcome.share += run.queries[number - 1] / run.queries[-1]
-        outcome.stopped.append(number)
-    return outcome
-
-
-def _row(kind: str, p_value: float, failed: bool) -> Comparison:
-    return Comparison(
-        name=kind, kind=kind, paired=1, baseline_accuracy=0.0, current_accuracy=0.0,
-        regressions=[], improvements=[], p_value=p_value, failed=failed,
-    )  # fmt: skip
-
-
 def pull_request_model(flaky: float, seed: int) -> Model:
     sizes = {name: DATASET_SIZES[name] for name in PULL_REQUEST_SELECTION}
     return Model.draw(sizes, flaky, seed)
 
 
-def sequential_main(reps: int, flaky: float, seed: int, points: float) -> None:
+def outside_first_stage(model: Model, points: float, seed: int, stage_seed: int = 0) -> Model:
+    """``points`` of every category, among always-passing entries outside the first stage of
+    ``stage_seed`` (the template's former fixed ``--bfcl-seed=0``), now always failing."""
+    ids: dict[str, list[str]] = {}
+    for entry_id in model.chances:
+        ids.setdefault(entry_id.rsplit("_", 1)[0], []).append(entry_id)
+    first = nested_stages(ids, STAGES, stage_seed)[0]
+    rng = random.Random(f"outside:{seed}")
+    chances = dict(model.chances)
+    for name, members in ids.items():
+        passing = [i for i in members if chances[i] == 1.0 and i not in first[name]]
+        for entry_id in rng.sample(passing, min(len(passing), round(points / 100 * len(members)))):
+            chances[entry_id] = 0.0
+    return Model(chances)
+
+
+# The placements of a regression (label, watched score, points), all on the pull-request
+# selection: uniform, one category of each size, the multi-turn categories only.
+PLACEMENTS: tuple[tuple[str, str, float], ...] = (
+    ("uniform, 3 points in every category", "overall", 3.0),
+    ("live_multiple (1053 entries), 4 points", "live_multiple", 4.0),
+    ("simple_python (400), 7 points", "simple_python", 7.0),
+    ("multi_turn_miss_param (200), 10 points", "multi_turn_miss_param", 10.0),
+    ("simple_java (100), 10 points", "simple_java", 10.0),
+    ("simple_java (100), 15 points", "simple_java", 15.0),
+    ("simple_javascript (50), 20 points", "simple_javascript", 20.0),
+    ("live_parallel_multiple (24), 35 points", "live_parallel_multiple", 35.0),
+    ("the four multi-turn categories, 4 points each", "multi_turn", 4.0),
+)
+
+
+def sequential_main(reps: int, flaky: float, seed: int, only: str | None = None) -> None:
     settings = GateSettings()
     model = pull_request_model(flaky, seed)
-    regressed = model.regressed("overall", points, seed)
     print(
         f"sequential gate, stages {', '.join(f'{s:.0%}' for s in STAGES)} of "
         f"{len(model.chances)} single-turn and multi-turn entries, {flaky:.0%} flaky, "
-        f"{reps} pairs of runs"
+        f"{reps} pairs of runs per row, stages drawn anew per pair unless fixed"
     )
-    cases = (
-        ("unchanged model", model, seed),
-        (f"{points:g}-point regression", regressed, seed + 1),
-    )
-    for label, current, runs_seed in cases:
-        runs = staged_runs(model, current, reps, runs_seed, settings)
-        outcome = sequential_outcome(runs)
-        fixed = ", ".join(
-            f"{share:.0%} sample {sum(r.failed[n] for r in runs)}/{len(runs)}"
-            for n, share in enumerate(STAGES)
-        )
-        stops = ", ".join(
-            f"stage {n}: {outcome.stopped.count(n)}" for n in range(1, len(STAGES) + 1)
-        )
+    cases: list[tuple[str, Model, int | None]] = [("unchanged model", model, None)]
+    for label, watch, points in PLACEMENTS:
+        cases.append((label, model.regressed(watch, points, seed), None))
+    outside = outside_first_stage(model, 3.0, seed)
+    cases.append(("3 points per category outside seed 0's first stage", outside, None))
+    cases.append(("the same, stages fixed with --bfcl-seed=0", outside, 0))
+    print("| regression | sequential blocked | full run blocked | queries asked (mean) | "
+          "stopped after stage 1 / 2 / 3 | failed early |")  # fmt: skip
+    print("| --- | --- | --- | --- | --- | --- |")
+    for number, (label, current, fixed) in enumerate(cases):
+        if only is not None and not any(part in label for part in only.split(",")):
+            continue
+        out = sequential_outcome(model, current, reps, seed + number, settings, fixed)
+        stops = " / ".join(str(out.stopped.count(n)) for n in range(1, len(STAGES) + 1))
         print(
-            f"{label}: gate failed {outcome.failed}/{outcome.runs} ({outcome.rate:.1%}); "
-            f"stopped after {stops}; queries asked {outcome.mean_share:.1%} of the full run's; "
-            f"the ordinary gate on a fixed {fixed}"
+            f"| {label} | {out.failed}/{out.runs} ({out.rate:.1%}) | {out.full_failed}/"
+            f"{out.runs} ({out.full_rate:.1%}) | {out.mean_share:.1%} | {stops} | "
+            f"{out.early_failures} |",
+            flush=True,
         )
 
 

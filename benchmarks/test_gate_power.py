@@ -7,9 +7,9 @@
 - A drop of the size the gate states it can detect is caught in about 80 % of runs (at least
   65 %, the simulation's own noise allowed for) for the overall score and a mid-sized category.
 - The sequential gate (``--bfcl-sequential``) on the single-turn and multi-turn categories: an
-  unchanged model fails it in at most alpha of runs, each of its failures is a failure of the
-  ordinary gate on its last stage (the argument of docs/gate-statistics.md), and it asks on
-  average at most 30 % of the full selection's queries (with the simulation's noise allowed).
+  unchanged model fails it in at most alpha of runs (the noise allowed) and asks on average at
+  most half the full selection's queries; a uniform 3-point drop is blocked in 90 % of runs or
+  more, for less than a full run's queries.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from gate_power import (
     pull_request_model,
     sequential_outcome,
     simulate,
-    staged_runs,
 )
 
 from pytest_bfcl.gate.decision import GateSettings
@@ -55,19 +54,19 @@ def test_stated_detectable_drop_is_caught_about_80_percent_of_the_time(watch):
     assert caught.rate >= 0.65
 
 
-SEQUENTIAL_REPS = 60
+SEQUENTIAL_REPS = 40
 
 
-def test_the_sequential_gate_keeps_false_alarms_within_alpha_and_asks_little():
+def test_the_sequential_gate_keeps_false_alarms_within_alpha_and_asks_at_most_half():
     model = pull_request_model(flaky=0.1, seed=13)
-    runs = staged_runs(model, model, SEQUENTIAL_REPS, seed=8, settings=SETTINGS)
-    outcome = sequential_outcome(runs)
+    outcome = sequential_outcome(model, model, SEQUENTIAL_REPS, seed=8, settings=SETTINGS)
     allowance = 2 * math.sqrt(SETTINGS.alpha * (1 - SETTINGS.alpha) / SEQUENTIAL_REPS)
     assert outcome.rate <= SETTINGS.alpha + allowance
-    # it fails only where the ordinary gate on the last stage's entries fails
-    failed = [
-        n == len(r.failed) and r.failed[-1] for r, n in zip(runs, outcome.stopped, strict=True)
-    ]
-    assert outcome.failed == sum(failed) <= sum(r.failed[-1] for r in runs)
-    assert outcome.stopped.count(1) > SEQUENTIAL_REPS / 3  # most runs stop early
-    assert outcome.mean_share <= 0.30 + 0.05
+    assert outcome.mean_share <= 0.50
+
+
+def test_the_sequential_gate_blocks_a_uniform_drop():
+    model = pull_request_model(flaky=0.1, seed=13)
+    regressed = model.regressed("overall", 3.0, 13)
+    outcome = sequential_outcome(model, regressed, 20, seed=9, settings=SETTINGS)
+    assert outcome.rate >= 0.9 and outcome.mean_share < 1.0

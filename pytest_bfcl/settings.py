@@ -92,7 +92,7 @@ class Settings(BaseModel):
     min_scores: tuple[tuple[str, float], ...] = ()
     # subsets and extra reports
     sample: float | int | None = None
-    seed: int = 0
+    seed: int | None = None  # None: --bfcl-sample's 0; the sequential stages' from the commit
     # repeated samples: every entry asked this many times
     samples: int = 1
     # plan the sample: per category, the entries that detect a drop of this many points
@@ -240,6 +240,11 @@ def sequential_conflict(settings: Settings) -> str | None:
     if settings.gate.mode != "significant":
         mode = settings.gate.mode
         return f"--bfcl-sequential stops on the significant gate's evidence, not --bfcl-gate={mode}"
+    if settings.min_scores:
+        return (
+            "--bfcl-min-score checks a score of the whole selection, which --bfcl-sequential "
+            "asks only part of; check it in the full run (drop one of them)"
+        )
     return None
 
 

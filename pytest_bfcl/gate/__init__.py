@@ -43,13 +43,16 @@ from pytest_bfcl.gate.detection import (
     plan,
 )
 from pytest_bfcl.gate.sequential import (
+    SPENDING,
     STAGES,
     SequentialRecord,
     StageCost,
     StageDecision,
-    decide_interim,
+    StagedGate,
+    decide_stage,
     extension_line,
     sequential_plan,
+    staged_gate,
     stop_reason,
 )
 from pytest_bfcl.gate.settings_change import (
@@ -62,6 +65,7 @@ from pytest_bfcl.gate.settings_change import (
 
 __all__ = [
     "ANSWER_LIMIT",
+    "SPENDING",
     "STAGES",
     "Baseline",
     "BaselineAnswers",
@@ -74,10 +78,11 @@ __all__ = [
     "SignatureError",
     "StageCost",
     "StageDecision",
+    "StagedGate",
     "baseline_data",
     "category_noise",
     "cut_answer",
-    "decide_interim",
+    "decide_stage",
     "detection_lines",
     "detection_summary",
     "detections",
@@ -97,6 +102,7 @@ __all__ = [
     "setting_differences",
     "signed",
     "signing_key",
+    "staged_gate",
     "stamp_differences",
     "stop_reason",
     "top_reason",

@@ -18,7 +18,7 @@ measured rates.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel
 
@@ -38,7 +38,16 @@ from pytest_bfcl.scores.aggregate import aggregate_groups, category_weights
 from pytest_bfcl.scores.models import CategoryScore, Scores
 from pytest_bfcl.settings import GateSettings
 
-__all__ = ["Comparison", "GateResult", "compare", "evaluate_gate", "mcnemar_exact"]
+__all__ = [
+    "Comparison",
+    "GateResult",
+    "Measured",
+    "compare",
+    "decide",
+    "evaluate_gate",
+    "mcnemar_exact",
+    "measure",
+]
 
 
 # An entry's verdicts in one run: (passes, samples). A plain bool is one sample.
@@ -143,17 +152,21 @@ def _scores_on(ids: Iterable[str], rates: dict[str, Rate]) -> dict[str, Category
     }
 
 
-def compare(
-    current: Verdicts,
-    baseline: Verdicts,
-    settings: GateSettings,
-    common_only: bool = False,
-    exclude: Iterable[str] = (),
-) -> GateResult:
+class Measured(NamedTuple):
+    """Every comparison of two runs, before the family's decision: the rows, each test's
+    smallest attainable p-value (Tarone's bound), its strata and the categories it is made of,
+    and the entries with a known ground-truth error left out."""
+
+    comparisons: list[Comparison]
+    smallest: list[float]
+    strata: list[list[Stratum]]
+    members: list[list[str]]
+    known: list[str]
+
+
+def measure(current: Verdicts, baseline: Verdicts, exclude: Iterable[str] = ()) -> Measured:
     """Every category, gated group and the overall score compared on the entries both runs
-    scored (less ``exclude``: entries with a known ground-truth error). The comparisons form
-    one family: with the ``significant`` gate Holm's procedure (with Tarone's rule) keeps the
-    chance that an unchanged model fails any of them at most ``alpha``."""
+    scored (less ``exclude``), each with its one-sided p-value; nothing decided yet."""
     left_out = set(exclude)
     now = {i: as_rate(v) for i, v in current.items() if i not in left_out}
     before = {i: as_rate(v) for i, v in baseline.items() if i not in left_out}
@@ -176,7 +189,7 @@ def compare(
             continue  # a category of the group was not run on both sides
         accuracies[name] = (group_before.accuracy, group_now.accuracy)
         plans.append((name, "overall" if name == "overall" else "group", weights[name]))
-    comparisons, tests, strata = [], [], []
+    comparisons, tests, strata, names = [], [], [], []
     for name, kind, members in plans:
         parts = {c: (w, by_category[c]) for c, w in members.items()}
         stratified = [
@@ -189,14 +202,30 @@ def compare(
         comparisons.append(_comparison(name, kind, ids, now, before, test, printed))
         tests.append(test)
         strata.append(stratified)
-    counted = _decide(comparisons, tests, strata, settings)
+        names.append(list(parts))
+    return Measured(comparisons, [t.smallest for t in tests], strata, names, known)
+
+
+def compare(
+    current: Verdicts,
+    baseline: Verdicts,
+    settings: GateSettings,
+    common_only: bool = False,
+    exclude: Iterable[str] = (),
+) -> GateResult:
+    """Every category, gated group and the overall score compared on the entries both runs
+    scored (less ``exclude``: entries with a known ground-truth error). The comparisons form
+    one family: with the ``significant`` gate Holm's procedure (with Tarone's rule) keeps the
+    chance that an unchanged model fails any of them at most ``alpha``."""
+    measured = measure(current, baseline, exclude)
+    counted = decide(measured.comparisons, measured.smallest, measured.strata, settings)
     return GateResult(
         settings=settings,
-        comparisons=comparisons,
+        comparisons=measured.comparisons,
         common_only=common_only,
-        family=len(comparisons),
+        family=len(measured.comparisons),
         counted=counted,
-        known_errors=known,
+        known_errors=measured.known,
     )
 
 
@@ -277,16 +306,16 @@ def _comparison(
     )
 
 
-def _decide(
+def decide(
     comparisons: list[Comparison],
-    tests: list[TestResult],
+    smallest: list[float],
     strata: list[list[Stratum]],
     settings: GateSettings,
 ) -> int:
-    """Holm's procedure over the family, each comparison's detectable drop at the level of
-    the procedure's first step, and whether it fails. Returns the comparisons counted at the
+    """Holm's procedure over the family (``smallest``: each test's smallest attainable
+    p-value, for Tarone's rule), each comparison's detectable drop at the level of the
+    procedure's first step, and whether it fails. Returns the comparisons counted at the
     first step."""
-    smallest = [t.smallest for t in tests]
     significant, levels = holm_tarone([c.p_value for c in comparisons], smallest, settings.alpha)
     counted = tarone_count(smallest, settings.alpha) if comparisons else 0
     first_level = settings.alpha / max(counted, 1)

@@ -123,9 +123,11 @@ RESULTS_OPTIONS: tuple[Option, ...] = (
     Option(
         "--bfcl-sequential",
         "sequential",
-        "the pull-request gate: start from 10 percent of each category and extend to 30 percent, "
-        "then the whole selection, only while the gate's evidence is ambiguous (stops early "
-        "only to pass; false alarms stay within alpha; needs --bfcl-baseline, one process)",
+        "the pull-request gate: start from 10 percent of each category and ask a category 30 "
+        "percent, then all of it, while a comparison it belongs to cannot rule out the drop the "
+        "full run detects; fails early on strong evidence (alpha spent across the stages, "
+        "false alarms stay within alpha); stages drawn per commit; needs --bfcl-baseline, one "
+        "process, no --bfcl-min-score",
         "flag",
         rule=rules.SWITCH,
     ),
@@ -140,7 +142,8 @@ RESULTS_OPTIONS: tuple[Option, ...] = (
     Option(
         "--bfcl-seed",
         "seed",
-        "seed of --bfcl-sample and --bfcl-sequential (default 0)",
+        "seed of --bfcl-sample (default 0) and of --bfcl-sequential's stages (default: from "
+        "the commit under test, GITHUB_SHA and the like or git HEAD; the reports record it)",
         rule=rules.whole(),
     ),
     Option(

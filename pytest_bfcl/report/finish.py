@@ -110,6 +110,9 @@ class RunOutcome:
     left_out: str | None = None
     # --bfcl-sequential: the stages asked and why the run stopped
     sequential: SequentialRecord | None = None
+    # --bfcl-sequential: its gate on what was scored (each comparison over the stages it
+    # completed), which replaces the ordinary one
+    sequential_gate: Callable[[], GateResult | None] | None = None
     # The selection narrowed on the command line: the line that says so.
     narrowed: str | None = None
     # Entries worse than the baseline, pending the gate: their explanation (and the baseline's
@@ -146,6 +149,17 @@ def finish_run(outcome: RunOutcome) -> FinishedRun:
         allow_incomplete=settings.allow_incomplete,
         exclude=outcome.gate_exclusions,
     )
+    staged = outcome.sequential_gate() if outcome.sequential_gate is not None else None
+    if staged is not None and gate is not None:
+        gate = staged.model_copy(
+            update={
+                "threshold_failures": gate.threshold_failures,
+                "incomplete": gate.incomplete,
+                "allow_incomplete": gate.allow_incomplete,
+                "common_only": gate.common_only,
+                "known_errors": gate.known_errors,
+            }
+        )
     finished = FinishedRun(scores, gate, incomplete, [])
     write_reports(outcome, finished)
     return finished
@@ -229,6 +243,8 @@ def _write_html(
     answers = outcome.baseline_answers or BaselineAnswers.of(outcome.baseline)
     changes = changes_report(finished.gate, answers, outcome.answers)
     sequential = sequential_report(outcome.sequential)
+    if outcome.sequential is not None:  # the facts line says it too, beside the model
+        metadata = {**metadata, "sequential_summary": outcome.sequential.summary()}
     entries, scores, gate = outcome.html_entries, finished.scores, finished.gate
     write_html(path, entries, scores, gate, metadata, sequential, changes)
 

@@ -37,6 +37,13 @@ def extra_body_digest(run: BfclRun) -> str | None:
     return salted_digest(extra_body(run))
 
 
+def run_seed(run: BfclRun) -> int | None:
+    """The seed that drew the run's sample or its sequential stages (None: a full run)."""
+    if run.settings.sequential:
+        return run.selection.stage_seed[0]
+    return run.selection.sample_seed if run.sampled else None
+
+
 def run_metadata(run: BfclRun) -> dict[str, Any]:
     settings, scoring, source = run.settings, run.scoring, run.source
     return {
@@ -58,7 +65,7 @@ def run_metadata(run: BfclRun) -> dict[str, Any]:
         "plugin_version": __version__,
         "sample": settings.sample,
         "partial_eval": settings.partial_eval,
-        "seed": settings.seed if run.sampled else None,
+        "seed": run_seed(run),
         "detect": settings.detect,
         "sequential": settings.sequential,
         "samples": settings.samples,

@@ -15,6 +15,7 @@ from pytest_bfcl.dataset.models import Entry
 from pytest_bfcl.gate import STAGES, plan
 from pytest_bfcl.run.sampling import nested_stages, sample_counts, stratified_sample
 from pytest_bfcl.run.scheduler import expected_requests
+from pytest_bfcl.run.stage_seed import stage_seed
 from pytest_bfcl.settings import Settings
 
 
@@ -25,6 +26,7 @@ class Selection:
         self._entry_maps: dict[str, dict[str, Entry]] = {}
         self._sample: dict[str, set[str]] | None = None
         self._stages: list[dict[str, set[str]]] | None = None
+        self._stage_seed: tuple[int, str] | None = None
         # Per category, the noise between two runs measured in the baseline (set by the
         # caller that loaded one): what --bfcl-detect plans with.
         self.plan_noise: dict[str, float] = {}
@@ -36,13 +38,13 @@ class Selection:
             return entries
         if self._sample is None:
             ids = {c: [e.id for e in self.dataset.entries(c)] for c in self.settings.categories}
-            if self.settings.sequential:
-                self._sample = self.stages()[-1]
+            if self.settings.sequential:  # every stage is asked or left out by the loop
+                self._sample = {c: set(members) for c, members in ids.items()}
             elif self.settings.detect is not None:
-                self._sample = sample_counts(ids, self.planned_sizes(), self.settings.seed)
+                self._sample = sample_counts(ids, self.planned_sizes(), self.sample_seed)
             else:
                 assert self.settings.sample is not None
-                self._sample = stratified_sample(ids, self.settings.sample, self.settings.seed)
+                self._sample = stratified_sample(ids, self.settings.sample, self.sample_seed)
         chosen = self._sample.get(category, set())
         return [e for e in entries if e.id in chosen]
 
@@ -53,21 +55,29 @@ class Selection:
         settings = self.settings
         return settings.sample is not None or settings.detect is not None or settings.sequential
 
-    def stages(self) -> list[dict[str, set[str]]]:
+    @property
+    def sample_seed(self) -> int:
+        """The seed of --bfcl-sample and --bfcl-detect (0 unless --bfcl-seed is given)."""
+        return 0 if self.settings.seed is None else self.settings.seed
+
+    @property
+    def stage_seed(self) -> tuple[int, str]:
+        """``--bfcl-sequential``: the stages' seed and where it came from (--bfcl-seed, the
+        commit under test, or this run), fixed once per run."""
+        if self._stage_seed is None:
+            self._stage_seed = stage_seed(self.settings.seed)
+        return self._stage_seed
+
+    def stages(self, ids: dict[str, list[str]] | None = None) -> list[dict[str, set[str]]]:
         """``--bfcl-sequential``: per stage, the entries of each category it holds (each stage
-        those of the stages before it too), drawn with the seed before anything is asked."""
+        those of the stages before it too), drawn with the stages' seed before anything is
+        asked; over ``ids`` (the selection narrowed on the command line) when given."""
+        if ids is not None:
+            return nested_stages(ids, STAGES, self.stage_seed[0])
         if self._stages is None:
             ids = {c: [e.id for e in self.dataset.entries(c)] for c in self.settings.categories}
-            self._stages = nested_stages(ids, STAGES, self.settings.seed)
+            self._stages = nested_stages(ids, STAGES, self.stage_seed[0])
         return self._stages
-
-    def stage_of(self, entry_id: str) -> int:
-        """The first stage (1-based) that holds an entry of the run."""
-        category = category_of_id(entry_id)
-        for number, stage in enumerate(self.stages(), start=1):
-            if entry_id in stage.get(category, ()):
-                return number
-        return len(self.stages())
 
     def planned_sizes(self) -> dict[str, int]:
         """``--bfcl-detect``: per category, the fewest entries whose comparison detects the

@@ -142,9 +142,8 @@ class ControllerPlugin(SessionPlugin):
         if model_temperature(self.run) is not None:  # the oracle and replay ask nothing
             self.pace_key = pace_key(self.run.metadata(), self.settings.concurrency)
             self.estimate = run_estimate(self.run, expected, self.pace_key)
-        if self.settings.sequential:  # the first stage; the loop adds the next ones it asks
+        if self.settings.sequential:  # the loop leaves out the stages it does not ask
             self.stages = StagedLoop(self, expected)
-            expected = self.stages.first_expectation()
         self.board.expect(expected, self.run.sampled_populations())
         self.collectable = set().union(*expected.values())  # what collection yields
         self.board.clusters = self.run.clusters()
@@ -368,6 +367,7 @@ class ControllerPlugin(SessionPlugin):
             left_out_extras=dict(self.run.left_out),
             left_out=left_out_line(self.run.left_out) if self.run.left_out else None,
             sequential=self.stages.record if self.stages is not None else None,
+            sequential_gate=self.stages.gate if self.stages is not None else None,
             narrowed=self.narrowed,
             pending_explanations=self.pending_explanations,
         )

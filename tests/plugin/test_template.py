@@ -241,8 +241,11 @@ def test_ci_commands_gate_a_pull_request_record_main_and_fail_a_regression(adopt
     assert result.returncode == 1, result.stdout[-3000:]
     assert "BFCL gate: FAILED" in result.stdout
     assert re.search(r"^regressed in \w+: ", result.stdout, flags=re.M)
-    # the sequential gate went on to the whole selection, and said why
-    assert re.search(r"^bfcl: stage 3 of 3: .* failing so far", result.stdout, flags=re.M)
+    # the sequential gate said where it stopped, why, and the seed of its stages (the commit)
+    assert re.search(
+        r"stopped after stage \d of 3 .*the gate (already )?fails.*\(from (git HEAD|[A-Z_0-9]+);",
+        result.stdout.replace("\n", " "),
+    ), result.stdout[-3000:]
     # bounded but for pytest's own line per failed test in its short summary and its rows of
     # progress (the whole selection's, a run that extends to it)
     failed = int(re.findall(r"(\d+) failed", result.stdout)[-1])
@@ -477,7 +480,11 @@ def test_a_red_pull_request_shows_mains_answers_and_compares_offline(adopted):
         if s.get("message", "").startswith("worse than the baseline within the noise")
     ]
     regressions = blocked + within_noise
-    assert len(regressions) == 150 and blocked  # the gate failed on some of them
+    # the sequential gate asks what its stages need: the flipped entries it asked
+    red_run = json.loads((checkout / "reports" / "bfcl-run.json").read_text())["verdicts"]
+    flipped = [i for i in calls_due[:150] if i in red_run]
+    assert flipped and not any(red_run[i] for i in flipped)
+    assert len(regressions) == len(flipped) and blocked  # the gate failed on some of them
     shown = [
         t
         for t in regressions
@@ -491,8 +498,9 @@ def test_a_red_pull_request_shows_mains_answers_and_compares_offline(adopted):
     assert result.returncode == 1, (result.stdout[-3000:], result.stderr[-2000:])
     lines = (result.stdout + result.stderr).splitlines()
     assert len(lines) <= 150 and lines[-1] == "compare: FAILED"
-    assert "worse now: 150" in lines
-    at = next(n for n, line in enumerate(lines) if line.startswith(f"{calls_due[0]} ["))
+    assert f"worse now: {len(flipped)}" in lines
+    starts = tuple(f"{i} [" for i in flipped)
+    at = next(n for n, line in enumerate(lines) if line.startswith(starts))
     assert (
         lines[at + 1].startswith("  baseline: [{") and lines[at + 2] == f"  now:      {TEXT_ANSWER}"
     )

@@ -57,6 +57,8 @@ def header_html(metadata: dict[str, Any], gate: GateResult | None, scores: Score
         facts.append(("leaderboard", metadata["leaderboard_note"]))
     if metadata.get("sample"):
         facts.append(("sample", f"{metadata['sample']} (seed {metadata.get('seed')})"))
+    if metadata.get("sequential_summary"):  # --bfcl-sequential: what ran and why it stopped
+        facts.append(("sequential gate", str(metadata["sequential_summary"])))
     before = metadata.get("compared_with")  # two stored runs (python -m pytest_bfcl.compare)
     if isinstance(before, dict):
         facts.append(("compared with", f"{before.get('model')}, {before.get('finished_at')}"))
