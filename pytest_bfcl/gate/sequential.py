@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -124,6 +124,15 @@ class SequentialRecord(BaseModel):
     def share(self) -> float:
         """The share of the whole selection's queries the run asked."""
         return self.asked.queries / self.full.queries if self.full.queries else 1.0
+
+    def report(self) -> dict[str, Any]:
+        """The record as the JSON and HTML reports hold it: what was asked, the share of the
+        whole selection's queries, and why the run stopped."""
+        return {
+            **self.model_dump(mode="json"),
+            "asked": self.asked.model_dump(mode="json"),
+            "share_of_queries": round(self.share, 4),
+        }
 
     def summary(self) -> str:
         asked = self.asked

@@ -60,9 +60,9 @@ from pytest_bfcl.models.endpoint_response import (
 )
 from pytest_bfcl.models.leaderboard_wire import echo_of_record
 from pytest_bfcl.models.rate_limit import RateLimitWatch, retry_delay
+from pytest_bfcl.options.combinations import credentials_problem
 from pytest_bfcl.redact import url_credentials
 from pytest_bfcl.scoring import CONTEXT_EXCEEDED, PROMPT_FILTERED, ScoringOptions
-from pytest_bfcl.settings import credentials_problem
 from pytest_bfcl.web.transport import (
     Cancel,
     bounded_client,

@@ -242,7 +242,7 @@ def _write_html(
 
     answers = outcome.baseline_answers or BaselineAnswers.of(outcome.baseline)
     changes = changes_report(finished.gate, answers, outcome.answers)
-    sequential = sequential_report(outcome.sequential)
+    sequential = outcome.sequential.report() if outcome.sequential is not None else None
     if outcome.sequential is not None:  # the facts line says it too, beside the model
         metadata = {**metadata, "sequential_summary": outcome.sequential.summary()}
     entries, scores, gate = outcome.html_entries, finished.scores, finished.gate
@@ -293,20 +293,8 @@ def json_report(outcome: RunOutcome, finished: FinishedRun) -> dict[str, Any]:
     report["detection"] = detection_report(outcome, finished)
     answers = outcome.baseline_answers or BaselineAnswers.of(outcome.baseline)
     report["changes"] = changes_report(gate, answers, outcome.answers)
-    report["sequential"] = sequential_report(outcome.sequential)
+    report["sequential"] = outcome.sequential.report() if outcome.sequential else None
     return report
-
-
-def sequential_report(record: SequentialRecord | None) -> dict[str, Any] | None:
-    """How much a sequential run asked (entries, queries, share of the whole selection's
-    queries) and why it stopped."""
-    if record is None:
-        return None
-    return {
-        **record.model_dump(mode="json"),
-        "asked": record.asked.model_dump(mode="json"),
-        "share_of_queries": round(record.share, 4),
-    }
 
 
 def run_detections(outcome: RunOutcome, finished: FinishedRun) -> list[Detection]:

@@ -8,6 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from pytest_bfcl.redact import redact_data
+from pytest_bfcl.scores.board import ScoreBoard
+
 
 class Prices(BaseModel):
     """USD per million tokens."""
@@ -166,3 +169,18 @@ def replica_lines(replicas: list[dict[str, Any]]) -> list[str]:
             line += f"; ended {'/'.join(out)}: {replica['reasons'][-1]}"
         lines.append(line)
     return lines
+
+
+def run_usage(
+    board: ScoreBoard, replicas: list[list[dict[str, Any]]], wall: float | None, prices: Prices
+) -> dict[str, Any]:
+    """The usage report of a run: latencies, tokens and cost from the board, the replicas'
+    figures merged over the processes (masked: they name the servers' URLs), cached queries."""
+    summary = usage_summary(
+        board.latencies, board.input_tokens, board.output_tokens, board.steps, wall, prices
+    )
+    merged = replica_summary(replicas)
+    if merged:
+        summary["replicas"] = redact_data(merged)
+    summary["cached_queries"] = board.cached_steps
+    return summary

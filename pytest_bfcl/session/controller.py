@@ -18,10 +18,9 @@ from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.errors import SetupError
 from pytest_bfcl.gate import Baseline, GateResult
 from pytest_bfcl.models.base import ModelSpecError
-from pytest_bfcl.models.serving_inputs import identity_lines
 from pytest_bfcl.perf import collect_and_freeze, freeze_long_lived
 from pytest_bfcl.pytest_private import remember_failed
-from pytest_bfcl.redact import printable_lines, redact_data, redact_text
+from pytest_bfcl.redact import printable_lines
 from pytest_bfcl.report.finish import (
     FailureNote,
     FinishedRun,
@@ -35,7 +34,7 @@ from pytest_bfcl.report.junit.cases import TextTestcases, install_text_testcases
 from pytest_bfcl.report.junit.guard import JunitWriteGuard, refuse_unwritable_junit
 from pytest_bfcl.report.pending import Settlement
 from pytest_bfcl.report.properties import ItemProperties
-from pytest_bfcl.report.usage import Prices, replica_summary, usage_summary
+from pytest_bfcl.report.usage import Prices, run_usage
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.run.pace import pace_key, record_run_pace, run_estimate
 from pytest_bfcl.run.preflight import left_out_line, preflight, start_shared_servers
@@ -51,7 +50,12 @@ from pytest_bfcl.session.common import (
 )
 from pytest_bfcl.session.handoff import REPLICAS_OUTPUT
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem, is_bfcl
-from pytest_bfcl.session.messages import improvement_text, sample_detection, unknown_explain_ids
+from pytest_bfcl.session.messages import (
+    identity_header,
+    improvement_text,
+    sample_detection,
+    unknown_explain_ids,
+)
 from pytest_bfcl.session.settle import (
     pending_explanation,
     pending_report,
@@ -397,15 +401,8 @@ class ControllerPlugin(SessionPlugin):
         settings = self.settings
         wall = time.perf_counter() - self.started if self.started is not None else None
         prices = Prices(input=settings.price_input, output=settings.price_output)
-        board = self.board
-        summary = usage_summary(
-            board.latencies, board.input_tokens, board.output_tokens, board.steps, wall, prices
-        )
-        replicas = replica_summary([self.run.model.replica_stats(), *self.worker_replicas])
-        if replicas:
-            summary["replicas"] = redact_data(replicas)
-        summary["cached_queries"] = board.cached_steps
-        return summary
+        replicas = [self.run.model.replica_stats(), *self.worker_replicas]
+        return run_usage(self.board, replicas, wall, prices)
 
     def _set_exit_status(self, session: pytest.Session) -> None:
         """With a baseline or thresholds, the gate decides the exit status, unless something
@@ -449,10 +446,3 @@ class ControllerPlugin(SessionPlugin):
             terminalreporter.write_sep("=", title)
             for line in lines:
                 terminalreporter.write_line(line)
-
-
-def identity_header(run: BfclRun) -> list[str]:
-    """The header's lines on what the response cache knows the model by (its inputs'
-    digests, its revision, or that a remote model's answers are trusted by name)."""
-    info, cached = run.model.metadata(), not run.settings.no_cache
-    return [redact_text(line) for line in identity_lines(info, run.settings.model_revision, cached)]

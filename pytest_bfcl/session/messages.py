@@ -7,6 +7,8 @@ from __future__ import annotations
 import difflib
 
 from pytest_bfcl.gate import detection_summary, detections
+from pytest_bfcl.models.serving_inputs import identity_lines
+from pytest_bfcl.redact import redact_text
 from pytest_bfcl.report.answers import shown_answer
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.run.engine import BfclRun
@@ -52,3 +54,10 @@ def unknown_explain_ids(
             why = f"no entry of the selected categories has this id{hint}"
         problems.append(f"--bfcl-explain={entry_id}: {why}")
     return "; ".join(problems) or None
+
+
+def identity_header(run: BfclRun) -> list[str]:
+    """The header's lines on what the response cache knows the model by (its inputs'
+    digests, its revision, or that a remote model's answers are trusted by name)."""
+    info, cached = run.model.metadata(), not run.settings.no_cache
+    return [redact_text(line) for line in identity_lines(info, run.settings.model_revision, cached)]
