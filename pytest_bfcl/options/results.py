@@ -142,8 +142,9 @@ RESULTS_OPTIONS: tuple[Option, ...] = (
     Option(
         "--bfcl-seed",
         "seed",
-        "seed of --bfcl-sample (default 0) and of --bfcl-sequential's stages (default: from "
-        "the commit under test, GITHUB_SHA and the like or git HEAD; the reports record it)",
+        "seed of --bfcl-sample (0 when not given) and of --bfcl-sequential's stages (when not "
+        "given: from the commit under test, GITHUB_SHA and the like or git HEAD; the reports "
+        "record it)",
         rule=rules.whole(),
     ),
     Option(
