@@ -15,7 +15,7 @@ from pytest_bfcl.decode.limits import short_repr as _short
 from pytest_bfcl.decode.prompting import PromptFormat
 from pytest_bfcl.handlers.base import Decoder, Family, RawAnswer, content_text
 from pytest_bfcl.handlers.llama import python_literal
-from pytest_bfcl.handlers.qwen import tool_call_bodies
+from pytest_bfcl.handlers.qwen import tool_call_bodies, tool_result
 from pytest_bfcl.handlers.texts import text_starting
 
 _PROMPT = ("arch", "ArchHandler", "_format_prompt")
@@ -91,7 +91,6 @@ class ArchFamily(Family):
             out.append(text_starting(self.root, _PROMPT, "\n</tools>"))
         else:
             out = [f"<|im_start|>system\n{system}<|im_end|>\n"]
-        final = len(messages) - 1
         for index, message in enumerate(messages):
             role, content = message.get("role"), message.get("content")
             calls = message.get("tool_calls") or []
@@ -114,11 +113,7 @@ class ArchFamily(Family):
                     )
                 out.append("<|im_end|>\n")
             elif role == "tool":
-                if index == 0 or messages[index - 1].get("role") != "tool":
-                    out.append("<|im_start|>user")
-                out.append(f"\n<tool_response>\n{content}\n</tool_response>")
-                if index == final or messages[index + 1].get("role") != "tool":
-                    out.append("<|im_end|>\n")
+                out.append(tool_result(messages, index, content))
         out.append("<|im_start|>assistant\n")
         return "".join(out)
 

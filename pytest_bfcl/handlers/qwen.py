@@ -71,6 +71,18 @@ def _tool_calls(message: dict[str, Any], content: str) -> str:
     return "".join(out)
 
 
+def tool_result(messages: list[dict[str, Any]], index: int, content: Any) -> str:
+    """A tool result in ChatML: a run of consecutive results shares one user turn, each in
+    its own ``<tool_response>`` block."""
+    opens = index == 0 or messages[index - 1].get("role") != "tool"
+    closes = index == len(messages) - 1 or messages[index + 1].get("role") != "tool"
+    return (
+        ("<|im_start|>user" if opens else "")
+        + f"\n{RESPONSE_OPEN}\n{content}\n{RESPONSE_CLOSE}"
+        + ("<|im_end|>\n" if closes else "")
+    )
+
+
 def _turns(messages: list[dict[str, Any]], with_calls: bool) -> str:
     """Every message after a leading system message, then the assistant's opening."""
     last, final = _last_query(messages), len(messages) - 1
@@ -86,11 +98,7 @@ def _turns(messages: list[dict[str, Any]], with_calls: bool) -> str:
                 out.append(_tool_calls(message, text))
             out.append("<|im_end|>\n")
         elif role == "tool":
-            if index == 0 or messages[index - 1].get("role") != "tool":
-                out.append("<|im_start|>user")
-            out.append(f"\n{RESPONSE_OPEN}\n{content}\n{RESPONSE_CLOSE}")
-            if index == final or messages[index + 1].get("role") != "tool":
-                out.append("<|im_end|>\n")
+            out.append(tool_result(messages, index, content))
     out.append("<|im_start|>assistant\n")
     return "".join(out)
 
