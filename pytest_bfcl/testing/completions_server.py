@@ -11,8 +11,10 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from pytest_bfcl.testing.loopback import LoopbackServer
 
-class CompletionsServer:
+
+class CompletionsServer(LoopbackServer):
     def __init__(
         self,
         answer: Callable[[dict[str, Any]], str],
@@ -28,18 +30,6 @@ class CompletionsServer:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self) -> CompletionsServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self

@@ -37,6 +37,7 @@ from pytest_bfcl.testing.entry_match import (
 )
 from pytest_bfcl.testing.flood_answers import search_flood
 from pytest_bfcl.testing.gateway_faults import GATEWAY_FAULTS
+from pytest_bfcl.testing.loopback import LoopbackServer
 from pytest_bfcl.testing.prefix_cache import PrefixCache
 from pytest_bfcl.testing.request_body import read_body
 from pytest_bfcl.testing.responses_wire import chat_body, response_of
@@ -64,7 +65,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackServer):
     def __init__(
         self,
         dataset: Dataset,
@@ -136,18 +137,6 @@ class FakeOpenAI:
         self.server = _Server(("127.0.0.1", port), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self) -> FakeOpenAI:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
     def answer_for(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         messages = body["messages"]

@@ -11,6 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from pytest_bfcl.testing.loopback import LoopbackServer
+
 PAGE = """<html><head><title>{title}</title><style>body {{ color: red; }}</style>
 <script>var hidden = 1;</script></head>
 <body><h1>{title}</h1><p>Notes about <b>{query}</b>.</p><p>Second paragraph.</p></body></html>"""
@@ -23,7 +25,7 @@ class _QuietServer(ThreadingHTTPServer):
         pass  # clients that hang up early (the size-limit test) are expected
 
 
-class FakeWeb:
+class FakeWeb(LoopbackServer):
     def __init__(self, hits: int = 3) -> None:
         self.hits = hits
         self.echo_key = False  # a careless service quoting the request's api_key in its hits
@@ -34,20 +36,8 @@ class FakeWeb:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    @property
     def search_url(self) -> str:
         return f"{self.base}/search.json"
-
-    def __enter__(self) -> FakeWeb:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
     def organic_results(self, query: str) -> list[dict[str, str]]:
         slug = "".join(c if c.isalnum() else "-" for c in query.lower())[:40]

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from pytest_bfcl.testing.completions_answers import completion
+from pytest_bfcl.testing.loopback import LoopbackServer
 from pytest_bfcl.testing.request_body import read_body
 from pytest_bfcl.testing.scripted_answers import Script
 
@@ -58,7 +59,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
-class RecordingServer:
+class RecordingServer(LoopbackServer):
     def __init__(self, script: Script | None = None, models: tuple[str, ...] = ()) -> None:
         self.script = script or Script()
         self.models = models  # listed on GET /models; empty: any name is served
@@ -67,18 +68,6 @@ class RecordingServer:
         self.lock = threading.Lock()
         self.server = _Server(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self) -> RecordingServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
     def take(self) -> list[Recorded]:
         """The requests recorded so far, forgotten here."""
