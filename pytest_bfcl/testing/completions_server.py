@@ -11,7 +11,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from pytest_bfcl.testing.loopback import LoopbackServer
+from pytest_bfcl.testing.loopback import LoopbackServer, send_json
 
 
 class CompletionsServer(LoopbackServer):
@@ -63,12 +63,7 @@ class CompletionsServer(LoopbackServer):
                 return self._send(200, _completion(fake.answer(body)))
 
             def _send(self, status: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, payload)
 
         return Handler
 

@@ -18,9 +18,10 @@ through the request handler it is given.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
+
+from pytest_bfcl.testing.loopback import send_json
 
 UPSTREAM_ERROR = {"code": 502, "message": "Upstream provider error: connection reset"}
 REDIRECT_TARGET = "http://127.0.0.1:9/v1/chat/completions"
@@ -47,37 +48,26 @@ def _empty_message(finish_reason: str, **extra: Any) -> dict[str, Any]:
     return {"index": 0, "message": message, "finish_reason": finish_reason, **extra}
 
 
-def _send(handler: Any, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    handler.send_response(status)
-    handler.send_header("content-type", "application/json")
-    handler.send_header("content-length", str(len(data)))
-    for key, value in (headers or {}).items():
-        handler.send_header(key, value)
-    handler.end_headers()
-    handler.wfile.write(data)
-
-
 def _rate_limit(retry_after: str) -> Callable[[Any], None]:
     def answer(handler: Any) -> None:
         error = {"message": "Rate limit reached for requests", "code": "rate_limit_exceeded"}
-        _send(handler, 429, {"error": error}, {"retry-after": retry_after})
+        send_json(handler, 429, {"error": error}, {"retry-after": retry_after})
 
     return answer
 
 
 GATEWAY_FAULTS: dict[str, Callable[[Any], None]] = {
-    "choice_error": lambda h: _send(
+    "choice_error": lambda h: send_json(
         h,
         200,
         _completion(_empty_message("error", error=UPSTREAM_ERROR, native_finish_reason="error")),
     ),
-    "finish_error": lambda h: _send(h, 200, _completion(_empty_message("error"))),
-    "error_beside": lambda h: _send(
+    "finish_error": lambda h: send_json(h, 200, _completion(_empty_message("error"))),
+    "error_beside": lambda h: send_json(
         h, 200, _completion(_empty_message("stop"), error=UPSTREAM_ERROR)
     ),
-    "content_filter": lambda h: _send(h, 200, _completion(_empty_message("content_filter"))),
-    "prompt_filter": lambda h: _send(
+    "content_filter": lambda h: send_json(h, 200, _completion(_empty_message("content_filter"))),
+    "prompt_filter": lambda h: send_json(
         h,
         400,
         {
@@ -93,7 +83,7 @@ GATEWAY_FAULTS: dict[str, Callable[[Any], None]] = {
     ),
     "rate_limit": _rate_limit("0"),
     "rate_limit_60": _rate_limit("60"),
-    "quota": lambda h: _send(
+    "quota": lambda h: send_json(
         h,
         429,
         {
@@ -104,8 +94,8 @@ GATEWAY_FAULTS: dict[str, Callable[[Any], None]] = {
             }
         },
     ),
-    "redirect": lambda h: _send(h, 307, b"", {"location": REDIRECT_TARGET}),
-    "bad_gzip": lambda h: _send(
+    "redirect": lambda h: send_json(h, 307, b"", {"location": REDIRECT_TARGET}),
+    "bad_gzip": lambda h: send_json(
         h, 200, b"this is not gzip at all" * 10, {"content-encoding": "gzip"}
     ),
 }

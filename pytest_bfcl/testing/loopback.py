@@ -3,6 +3,7 @@ starts on entering a ``with`` block and stops on leaving it."""
 
 from __future__ import annotations
 
+import json
 import threading
 from http.server import ThreadingHTTPServer
 from typing import Any, TypeVar
@@ -32,3 +33,18 @@ class LoopbackServer:
     def __exit__(self, *exc: Any) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def send_json(
+    handler: Any, status: int, payload: Any, headers: dict[str, str] | None = None
+) -> None:
+    """Answer a request with ``payload`` as JSON (bytes are sent as they are), its length
+    declared, and any ``headers`` besides."""
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(data)))
+    for key, value in (headers or {}).items():
+        handler.send_header(key, value)
+    handler.end_headers()
+    handler.wfile.write(data)

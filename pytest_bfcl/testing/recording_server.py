@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from pytest_bfcl.testing.completions_answers import completion
-from pytest_bfcl.testing.loopback import LoopbackServer
+from pytest_bfcl.testing.loopback import LoopbackServer, send_json
 from pytest_bfcl.testing.request_body import read_body
 from pytest_bfcl.testing.scripted_answers import Script
 
@@ -119,11 +119,6 @@ class RecordingServer(LoopbackServer):
                 return self._send(404, {"error": {"message": f"no route {self.path}"}})
 
             def _send(self, status: int, payload: Any) -> None:
-                data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, payload.encode() if isinstance(payload, str) else payload)
 
         return Handler

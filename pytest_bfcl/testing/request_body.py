@@ -3,8 +3,9 @@ read whole into memory on a client's word (a 400 MB body is refused, not buffere
 
 from __future__ import annotations
 
-import json
 from http.server import BaseHTTPRequestHandler
+
+from pytest_bfcl.testing.loopback import send_json
 
 BODY_MAX = 32 << 20  # bytes: a BFCL request with a long history is a few hundred kB
 
@@ -25,11 +26,5 @@ def read_body(handler: BaseHTTPRequestHandler, max_bytes: int = BODY_MAX) -> byt
 
 
 def _refuse(handler: BaseHTTPRequestHandler, status: int, message: str) -> None:
-    data = json.dumps({"error": {"message": message}}).encode()
     handler.close_connection = True
-    handler.send_response(status)
-    handler.send_header("content-type", "application/json")
-    handler.send_header("content-length", str(len(data)))
-    handler.send_header("connection", "close")
-    handler.end_headers()
-    handler.wfile.write(data)
+    send_json(handler, status, {"error": {"message": message}}, {"connection": "close"})
