@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from pytest_bfcl.models.checkpoint_identity import checkpoint_files, checkpoint_identity
+from pytest_bfcl.servers.checkpoint_identity import checkpoint_files, checkpoint_identity
 
 IDENTITY_MS = 500
 FLOOD_TIMEOUT_S = 25

@@ -64,7 +64,7 @@ def pytest_bfcl_result(verdict: Verdict, generation: Generation) -> None:
 
 def plugin_manager() -> pluggy.PluginManager:
     """A manager with these hooks and the built-in models, for use without pytest."""
-    from pytest_bfcl.models import builtin
+    from pytest_bfcl import builtin_models as builtin
 
     manager = pluggy.PluginManager("pytest")
     manager.add_hookspecs(sys.modules[__name__])

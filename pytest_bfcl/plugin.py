@@ -28,8 +28,8 @@ from pytest_bfcl.options import OPTIONS
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_bfcl import builtin_models as builtin
     from pytest_bfcl import hookspecs
-    from pytest_bfcl.models import builtin
 
     pluginmanager.add_hookspecs(hookspecs)
     pluginmanager.register(builtin, "bfcl-builtin-models")

@@ -25,9 +25,9 @@ for _name in ("numpy", "torch", "faiss", "sentence_transformers"):
 # The plugin imports its session and model modules only when a model is given; pytester's
 # in-process runs would then import them afresh in each run (new exception classes that the
 # modules kept from an earlier run do not catch). Importing them once here keeps one copy.
-for _name in ("pytest_bfcl.session", "pytest_bfcl.models.builtin", "pytest_bfcl.models.replay",
+for _name in ("pytest_bfcl.session", "pytest_bfcl.builtin_models", "pytest_bfcl.models.replay",
               "pytest_bfcl.models.oracle", "pytest_bfcl.models.openai_chat",
-              "pytest_bfcl.models.vllm_server", "pytest_bfcl.web.access",
+              "pytest_bfcl.servers.vllm_server", "pytest_bfcl.web.access",
               "pytest_bfcl.check.executable", "pytest_bfcl.check.rest",
               "pytest_bfcl.models.oracle_executable",
               "pytest_bfcl.kinds.exec_probe"):  # fmt: skip

@@ -202,7 +202,7 @@ class ModelBase:
 
     def replica_stats(self) -> list[dict[str, Any]]:
         """Per server replica this process sent requests to: requests, answers, errors,
-        latencies, ejections (:meth:`pytest_bfcl.models.balancer.Balancer.stats`)."""
+        latencies, ejections (:meth:`pytest_bfcl.routing.balancer.Balancer.stats`)."""
         return []
 
     def out_of_rotation(self) -> dict[str, str]:

@@ -17,7 +17,6 @@ from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.decode import DecodeError
 from pytest_bfcl.handlers import Family
 from pytest_bfcl.handlers.tokens import PromptBudget, max_tokens_for
-from pytest_bfcl.models.balancer import Replica, endpoint_url
 from pytest_bfcl.models.base import Generation, StepReply, StepRequest, Task
 from pytest_bfcl.models.cache import ResponseCache
 from pytest_bfcl.models.endpoint_errors import Failure, InferenceError
@@ -35,6 +34,7 @@ from pytest_bfcl.models.function_docs import (
     with_language_hints,
 )
 from pytest_bfcl.models.openai_chat import OpenAIChatModel
+from pytest_bfcl.routing.balancer import Replica, endpoint_url
 from pytest_bfcl.scoring import ScoringOptions
 
 WIRE_FORMAT = "completions"

@@ -16,7 +16,7 @@ from pytest_bfcl.redact import url_credentials
 from pytest_bfcl.web.transport import httpx
 
 if TYPE_CHECKING:
-    from pytest_bfcl.models.balancer import Replica
+    from pytest_bfcl.routing.balancer import Replica
 
 ERROR_BODY_BYTES = 64 * 1024  # enough of an error answer to quote its message
 # What goes wrong on the way: the network, or a body that cannot be decoded (a gzip header on

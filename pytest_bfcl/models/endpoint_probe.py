@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_bfcl.errors import SetupError
-from pytest_bfcl.models.balancer import Replica
 from pytest_bfcl.models.endpoint_errors import (
     NETWORK_ERRORS,
     Unreachable,
@@ -19,6 +18,7 @@ from pytest_bfcl.models.endpoint_errors import (
     transport_failure,
 )
 from pytest_bfcl.models.endpoint_response import served_models
+from pytest_bfcl.routing.balancer import Replica
 from pytest_bfcl.web.transport import deadline
 
 PROBE_BODY_BYTES = 4 * 2**20  # a /models listing (OpenAI's is about 10 kB)

@@ -26,9 +26,6 @@ from typing import Any
 from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.decode.reasoning import apply_reasoning_mode
 from pytest_bfcl.errors import SetupError
-from pytest_bfcl.models.affinity import prefix_group
-from pytest_bfcl.models.balancer import PROBE_TIMEOUT as REPLICA_PROBE_TIMEOUT
-from pytest_bfcl.models.balancer import Balancer, Probe, Replica
 from pytest_bfcl.models.base import Generation, StepReply, StepRequest, Task
 from pytest_bfcl.models.cache import ResponseCache, cache_key
 from pytest_bfcl.models.endpoint_errors import (
@@ -59,9 +56,12 @@ from pytest_bfcl.models.endpoint_response import (
     masked_record,
 )
 from pytest_bfcl.models.leaderboard_wire import echo_of_record
-from pytest_bfcl.models.rate_limit import RateLimitWatch, retry_delay
 from pytest_bfcl.options.combinations import credentials_problem
 from pytest_bfcl.redact import url_credentials
+from pytest_bfcl.routing.affinity import prefix_group
+from pytest_bfcl.routing.balancer import PROBE_TIMEOUT as REPLICA_PROBE_TIMEOUT
+from pytest_bfcl.routing.balancer import Balancer, Probe, Replica
+from pytest_bfcl.routing.rate_limit import RateLimitWatch, retry_delay
 from pytest_bfcl.scoring import CONTEXT_EXCEEDED, PROMPT_FILTERED, ScoringOptions
 from pytest_bfcl.web.transport import (
     Cancel,
@@ -104,7 +104,7 @@ class OpenAIChatModel:
         self.requests = RequestBuilder(settings, scoring, texts)
         urls = settings.base_urls or (None,)
         # Several base URLs are replicas of one server: requests go where the wait is least,
-        # and failing replicas leave the rotation (:mod:`pytest_bfcl.models.balancer`).
+        # and failing replicas leave the rotation (:mod:`pytest_bfcl.routing.balancer`).
         self._balancer = Balancer([self._replica(url) for url in urls], probe=self._alive)
         connect = min(settings.timeout, 10.0)
         self._http = bounded_client(

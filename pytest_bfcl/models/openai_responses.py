@@ -11,7 +11,6 @@ from typing import Any
 
 from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.decode.reasoning import apply_reasoning_mode
-from pytest_bfcl.models.balancer import Replica, endpoint_url
 from pytest_bfcl.models.base import Generation, ModelSpecError, StepReply, StepRequest, Task
 from pytest_bfcl.models.cache import ResponseCache
 from pytest_bfcl.models.endpoint_request import EndpointSettings
@@ -19,6 +18,7 @@ from pytest_bfcl.models.endpoint_response import answer_record, generation_field
 from pytest_bfcl.models.openai_chat import OpenAIChatModel
 from pytest_bfcl.models.responses_request import ResponsesRequestBuilder
 from pytest_bfcl.models.responses_response import responses_record
+from pytest_bfcl.routing.balancer import Replica, endpoint_url
 from pytest_bfcl.scoring import ScoringOptions
 
 WIRE_FORMAT = "responses"

@@ -7,11 +7,11 @@ from __future__ import annotations
 import difflib
 
 from pytest_bfcl.gate import detection_summary, detections
-from pytest_bfcl.models.serving_inputs import identity_lines
 from pytest_bfcl.redact import redact_text
 from pytest_bfcl.report.answers import shown_answer
 from pytest_bfcl.report.properties import ItemProperties
 from pytest_bfcl.run.engine import BfclRun
+from pytest_bfcl.servers.serving_inputs import identity_lines
 from pytest_bfcl.settings import Settings
 
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from pytest_bfcl.builtin_models import pytest_bfcl_make_model
 from pytest_bfcl.dataset.fetch import DataSource
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.models.base import ModelSpecError, Task
-from pytest_bfcl.models.builtin import pytest_bfcl_make_model
 from pytest_bfcl.models.endpoint_errors import Failure
 from pytest_bfcl.models.endpoint_request import EndpointSettings
 from pytest_bfcl.models.openai_chat import OpenAIChatModel

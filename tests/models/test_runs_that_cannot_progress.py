@@ -10,14 +10,14 @@ import pytest
 
 from pytest_bfcl.check.single_turn import ScoringOptions
 from pytest_bfcl.errors import SetupError
-from pytest_bfcl.models import rate_limit
 from pytest_bfcl.models.openai_chat import (
     EndpointSettings,
     InferenceError,
     OpenAIChatModel,
     ServerDown,
 )
-from pytest_bfcl.models.rate_limit import RETRY_AFTER_CAP, RateLimitWatch, retry_delay
+from pytest_bfcl.routing import rate_limit
+from pytest_bfcl.routing.rate_limit import RETRY_AFTER_CAP, RateLimitWatch, retry_delay
 from pytest_bfcl.testing.gateway_faults import REDIRECT_TARGET
 
 
@@ -132,7 +132,7 @@ def run_session(pytester, server, tmp_path, *extra):
 
 def test_a_session_under_a_limit_that_never_lifts_ends_with_one_line(pytester, server, tmp_path):
     pytester.makeconftest(
-        "from pytest_bfcl.models import rate_limit\nrate_limit.RATE_LIMIT_BUDGET = 2.0\n"
+        "from pytest_bfcl.routing import rate_limit\nrate_limit.RATE_LIMIT_BUDGET = 2.0\n"
     )
     server.chat_fault = "rate_limit_60"
     started = time.monotonic()

@@ -115,7 +115,7 @@ def test_the_lowest_layers_import_nothing_of_the_package():
 
 def test_importing_the_plugin_imports_no_engine():
     code = (
-        "import sys, pytest_bfcl.plugin, pytest_bfcl.models.builtin, pytest_bfcl.hookspecs;"
+        "import sys, pytest_bfcl.plugin, pytest_bfcl.builtin_models, pytest_bfcl.hookspecs;"
         "heavy = [m for m in ('openai', 'pydantic', 'tree_sitter', 'pytest_bfcl.run.engine',"
         " 'pytest_bfcl.session', 'httpx') if m in sys.modules]; print(heavy)"
     )

@@ -400,7 +400,7 @@ def test_a_mistyped_builtin_model_is_a_usage_error(pytester, spec, fixed, monkey
 
 
 def test_builtin_name_mistakes_leave_endpoint_names_alone():
-    from pytest_bfcl.models.builtin import builtin_name_mistake
+    from pytest_bfcl.builtin_models import builtin_name_mistake
 
     for name in ("gpt-4o", "Qwen/Qwen3-8B", "qwen3:8b", "llama3:8b", "oracle-7b", "vllm:/ckpt"):
         assert builtin_name_mistake(name, endpoint_given=False) is None

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_bfcl.models.vllm_server import ServerStartError, VllmServer
 from pytest_bfcl.redact import (
     MASK,
     forget_registered_secrets,
@@ -20,6 +19,7 @@ from pytest_bfcl.redact import (
     register_secret,
     register_secret_env,
 )
+from pytest_bfcl.servers.vllm_server import ServerStartError, VllmServer
 from pytest_bfcl.settings import build_settings
 
 STAND_IN = f"{sys.executable} -m pytest_bfcl.testing.stand_in_vllm"

@@ -179,7 +179,7 @@ def test_a_data_file_that_is_no_file_is_refused_in_one_line(tmp_path, hostile, k
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_death_notice_that_is_no_file_is_no_death(tmp_path, hostile, kind):
-    from pytest_bfcl.models.server_process import death_file, published_death
+    from pytest_bfcl.servers.server_process import death_file, published_death
 
     hostile(death_file(tmp_path / "server.log"), kind)
     assert published_death(tmp_path / "server.log") is None
@@ -187,7 +187,7 @@ def test_a_death_notice_that_is_no_file_is_no_death(tmp_path, hostile, kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_checkpoint_file_that_is_no_file_never_hangs_its_identity(tmp_path, hostile, kind):
-    from pytest_bfcl.models.checkpoint_identity import file_identity
+    from pytest_bfcl.servers.checkpoint_identity import file_identity
 
     path = hostile(tmp_path / "model.safetensors", kind)
     started = time.perf_counter()
@@ -197,7 +197,7 @@ def test_a_checkpoint_file_that_is_no_file_never_hangs_its_identity(tmp_path, ho
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_start_failure_notice_that_is_no_file_is_said(tmp_path, hostile, kind):
-    from pytest_bfcl.models.start_request import _message
+    from pytest_bfcl.servers.start_request import _message
 
     path = hostile(tmp_path / "failed", kind)
     assert "failure notice" in _message(path) and "not a regular file" in _message(path)

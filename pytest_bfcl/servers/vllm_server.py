@@ -1,13 +1,13 @@
 """``--bfcl-model=vllm:MODEL_OR_PATH``: start ``vllm serve`` once per session (or one server per
 replica with ``--bfcl-vllm-replicas``) when the first request the response cache cannot answer
 needs it, wait for it, and talk to it as an OpenAI-compatible endpoint. How the command and its
-environment are made is :mod:`pytest_bfcl.models.vllm_launch`.
+environment are made is :mod:`pytest_bfcl.servers.vllm_launch`.
 
 Under pytest-xdist the controller owns the servers and hands the workers their addresses in the
 worker input, so every worker shares them; with the response cache on, it starts them when the
-first worker asks (:mod:`pytest_bfcl.models.start_request`), so a cached rerun starts none.
+first worker asks (:mod:`pytest_bfcl.servers.start_request`), so a cached rerun starts none.
 Each server runs in its own process group with its own port, log and ``CUDA_VISIBLE_DEVICES``
-(:mod:`pytest_bfcl.models.server_process`); a replica that dies is taken out of rotation with
+(:mod:`pytest_bfcl.servers.server_process`); a replica that dies is taken out of rotation with
 its log's last lines, and the session stops only when every replica is gone.
 """
 
@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.models.base import ModelSpecError
-from pytest_bfcl.models.checkpoint_identity import checkpoint_identity
 from pytest_bfcl.models.endpoint_errors import ServerDown
 from pytest_bfcl.models.endpoint_request import EndpointSettings
-from pytest_bfcl.models.server_process import (
+from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args
+from pytest_bfcl.servers.checkpoint_identity import checkpoint_identity
+from pytest_bfcl.servers.server_process import (
     ServerProcess,
     ServerStartError,
     free_port,
@@ -35,15 +36,14 @@ from pytest_bfcl.models.server_process import (
     start_all,
     stop_servers_left_behind,
 )
-from pytest_bfcl.models.serving_inputs import input_digests, served_identity
-from pytest_bfcl.models.start_request import StartRequest
-from pytest_bfcl.models.started_servers import StartedServersModel
-from pytest_bfcl.models.vllm_launch import (
+from pytest_bfcl.servers.serving_inputs import input_digests, served_identity
+from pytest_bfcl.servers.start_request import StartRequest
+from pytest_bfcl.servers.started_servers import StartedServersModel
+from pytest_bfcl.servers.vllm_launch import (
     tool_parser_advice,
     vllm_command,
     vllm_environment,
 )
-from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args
 
 __all__ = [
     "ServerStartError",

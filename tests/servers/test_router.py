@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_bfcl.models.vllm_server import free_port
+from pytest_bfcl.servers.vllm_server import free_port
 
 SERVED = "acme/tool-model-7b"
 CATEGORY = "multi_turn_base"

@@ -26,8 +26,10 @@ from pathlib import Path
 
 from pytest_bfcl.files import output_problem, read_small_text, write_text_atomic
 from pytest_bfcl.models.base import ModelSpecError
-from pytest_bfcl.models.server_output import copy_redacted, log_tail
-from pytest_bfcl.models.server_pids import (
+from pytest_bfcl.processes import say_unsupported
+from pytest_bfcl.redact import redact_args, redact_text
+from pytest_bfcl.servers.server_output import copy_redacted, log_tail
+from pytest_bfcl.servers.server_pids import (
     make_temp_dir,
     port_held_by_group,
     port_in_use,
@@ -36,8 +38,6 @@ from pytest_bfcl.models.server_pids import (
     stop_left_behind,
     write_pid_file,
 )
-from pytest_bfcl.processes import say_unsupported
-from pytest_bfcl.redact import redact_args, redact_text
 
 __all__ = ["ServerProcess", "ServerStartError", "free_port", "log_tail", "start_all"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_bfcl.models.serving_inputs import (
+from pytest_bfcl.servers.serving_inputs import (
     MAX_FOLDER_FILES,
     TOO_LARGE,
     content_digest,
@@ -49,7 +49,7 @@ def test_a_file_edited_in_place_with_its_size_and_time_kept_has_another_digest(t
 
 
 def test_a_folder_too_large_to_be_a_model_input_is_known_by_its_path(tmp_path, monkeypatch):
-    monkeypatch.setattr("pytest_bfcl.models.serving_inputs.MAX_FOLDER_FILES", 3)
+    monkeypatch.setattr("pytest_bfcl.servers.serving_inputs.MAX_FOLDER_FILES", 3)
     for i in range(4):
         (tmp_path / f"f{i}").write_text("x")
     assert MAX_FOLDER_FILES > 3 and content_digest(tmp_path) == TOO_LARGE

@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from pytest_bfcl.models import balancer as balancer_module
-from pytest_bfcl.models.affinity import Affinity, prefix_group
-from pytest_bfcl.models.balancer import EJECT_AFTER, STALL_FLOOR, Balancer, Probe, Replica
+from pytest_bfcl.routing import balancer as balancer_module
+from pytest_bfcl.routing.affinity import Affinity, prefix_group
+from pytest_bfcl.routing.balancer import EJECT_AFTER, STALL_FLOOR, Balancer, Probe, Replica
 
 
 class Clock:

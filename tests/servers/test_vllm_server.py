@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_bfcl.models.base import ModelSpecError
-from pytest_bfcl.models.vllm_server import replica_devices
+from pytest_bfcl.servers.vllm_server import replica_devices
 
 STAND_IN = f"{sys.executable} -m pytest_bfcl.testing.stand_in_vllm"
 

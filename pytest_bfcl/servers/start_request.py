@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pytest_bfcl.files import read_problem, read_small_text, write_text_atomic
-from pytest_bfcl.models.server_process import ServerStartError
+from pytest_bfcl.servers.server_process import ServerStartError
 
 POLL_S = 0.05  # how often each side looks at the files
 MARGIN_S = 60.0  # a worker waits this much longer than the controller's start may take

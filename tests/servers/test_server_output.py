@@ -7,8 +7,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from pytest_bfcl.models import server_output
-from pytest_bfcl.models.server_output import TAIL_LINE, copy_redacted, log_tail
+from pytest_bfcl.servers import server_output
+from pytest_bfcl.servers.server_output import TAIL_LINE, copy_redacted, log_tail
 
 
 class Stream(io.BytesIO):

@@ -4,7 +4,7 @@
 The command is split like a shell line (no shell runs it: no pipes or variables) and must hold
 ``{port}`` where the port goes; the plugin picks a free port, substitutes it, and talks to
 ``http://127.0.0.1:PORT/v1``. The server is healthy when ``GET /v1/models`` answers. Everything
-else is the started-server life cycle of :mod:`pytest_bfcl.models.server_process`: its output
+else is the started-server life cycle of :mod:`pytest_bfcl.servers.server_process`: its output
 in a log file with secrets masked, a clean stop at the end of the session, on Ctrl-C and on
 errors, and a server that dies stops the session once with the last lines of its log. Under
 pytest-xdist the controller starts it before the workers exist and they share it.
@@ -18,15 +18,15 @@ from typing import Any
 
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.models.endpoint_request import EndpointSettings
-from pytest_bfcl.models.server_process import (
+from pytest_bfcl.option_rules import SERVER_PORT_FIELD, server_command_words
+from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args
+from pytest_bfcl.servers.server_process import (
     ServerProcess,
     free_port,
     stop_servers_left_behind,
 )
-from pytest_bfcl.models.serving_inputs import input_digests, served_identity
-from pytest_bfcl.models.started_servers import StartedServersModel
-from pytest_bfcl.option_rules import SERVER_PORT_FIELD, server_command_words
-from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args
+from pytest_bfcl.servers.serving_inputs import input_digests, served_identity
+from pytest_bfcl.servers.started_servers import StartedServersModel
 
 HEALTH_PATH = "/v1/models"  # answered by every OpenAI-compatible server once it serves
 LOG_DIR = Path(".bfcl-server")

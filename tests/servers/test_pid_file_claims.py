@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_bfcl.models.server_pids import (
+from pytest_bfcl.processes import command_line, process_start
+from pytest_bfcl.servers.server_pids import (
     PID_MARK,
     PidFile,
     command_digest,
@@ -26,7 +27,6 @@ from pytest_bfcl.models.server_pids import (
     stop_left_behind,
     write_pid_file,
 )
-from pytest_bfcl.processes import command_line, process_start
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups")
 

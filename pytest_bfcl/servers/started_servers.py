@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.models.openai_chat import OpenAIChatModel
-from pytest_bfcl.models.server_process import ServerProcess, published_death
+from pytest_bfcl.servers.server_process import ServerProcess, published_death
 
 
 class StartedServersModel(OpenAIChatModel):

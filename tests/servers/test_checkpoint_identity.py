@@ -9,8 +9,8 @@ import struct
 
 import pytest
 
-from pytest_bfcl.models import checkpoint_identity as rule
-from pytest_bfcl.models.checkpoint_identity import checkpoint_identity, sample_offsets
+from pytest_bfcl.servers import checkpoint_identity as rule
+from pytest_bfcl.servers.checkpoint_identity import checkpoint_identity, sample_offsets
 
 
 def safetensors(size: int, fill: bytes = b"\1") -> bytes:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_bfcl.models.vllm_launch import (
+from pytest_bfcl.servers.vllm_launch import (
     ENTRY,
     tool_parser_advice,
     vllm_command,

@@ -12,8 +12,9 @@ from contextlib import ExitStack
 
 import pytest
 
-from pytest_bfcl.models import balancer, openai_chat
-from pytest_bfcl.models.vllm_server import free_port
+from pytest_bfcl.models import openai_chat
+from pytest_bfcl.routing import balancer
+from pytest_bfcl.servers.vllm_server import free_port
 from pytest_bfcl.testing.fake_openai import FakeOpenAI
 
 CATEGORY = "live_simple"  # 258 entries; 2 fail, as for the oracle (its known failures)

@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from pytest_bfcl.models import start_request
-from pytest_bfcl.models.server_process import ServerStartError
-from pytest_bfcl.models.start_request import StartRequest
+from pytest_bfcl.servers import start_request
+from pytest_bfcl.servers.server_process import ServerStartError
+from pytest_bfcl.servers.start_request import StartRequest
 
 
 def test_the_first_request_starts_the_servers_once_for_every_worker(tmp_path):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from test_vllm_server import gone, pids
 
-from pytest_bfcl.models.server_pids import pid_file, port_held_by_group
+from pytest_bfcl.servers.server_pids import pid_file, port_held_by_group
 
 PYTHON = sys.executable
 STAND_IN = f"{PYTHON} -m pytest_bfcl.testing.stand_in_vllm"

@@ -17,8 +17,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from pytest_bfcl.models.checkpoint_identity import checkpoint_files, file_identity
 from pytest_bfcl.option_rules import SERVER_PORT_FIELD
+from pytest_bfcl.servers.checkpoint_identity import checkpoint_files, file_identity
 from pytest_bfcl.settings import REVISION_ENV
 
 MAX_FOLDER_FILES = 2000  # a checkpoint or an adapter holds tens; more is not one

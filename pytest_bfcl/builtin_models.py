@@ -128,8 +128,8 @@ def _endpoint_model(
     from pytest_bfcl.dataset.texts import load_texts
     from pytest_bfcl.models.cache import ResponseCache
     from pytest_bfcl.models.openai_chat import EndpointSettings, OpenAIChatModel
-    from pytest_bfcl.models.serving_inputs import served_identity
-    from pytest_bfcl.models.vllm_server import make_vllm_model
+    from pytest_bfcl.servers.serving_inputs import served_identity
+    from pytest_bfcl.servers.vllm_server import make_vllm_model
 
     cache = None
     if not settings.no_cache:
@@ -151,7 +151,7 @@ def _endpoint_model(
     if settings.wire_format == "completions":
         return _completions_model(spec, settings, scoring, texts, source, cache, hook)
     if settings.server_cmd:
-        from pytest_bfcl.models.server_cmd import make_served_model
+        from pytest_bfcl.servers.server_cmd import make_served_model
 
         return make_served_model(spec, settings, scoring, texts, cache, hook)
     if spec.startswith("vllm:"):
