@@ -12,6 +12,10 @@ _QWEN_CALL = '<tool_call>\n{"name": "ls", "arguments": {"a": true}}\n</tool_call
 _JSON_CALL = '[{"name": "ls", "arguments": {"a": true}}]'
 _LLAMA_31_CALL = '{"name": "ls", "parameters": {"a": true}}'
 _PYTHON_CALL = "[ls(a=True)]"
+# Falcon 3's template: a JSON list in a <tool_call> block; results come back as an
+# assistant turn holding <tool_response> blocks
+_FALCON_CALL = f"<tool_call>\n{_JSON_CALL}\n</tool_call>"
+_FALCON_AFTER_RESULTS = "</tool_response>\n<|assistant|>\n"
 DONE = "Done."
 
 # How a prompt ends right after tool results, by markup.
@@ -35,11 +39,13 @@ def completion_text(prompt: str) -> str:
         return f"<think>\nLet me list the files.\n</think>\n\n{call}"
     if "Environment: ipython" in prompt:
         return _LLAMA_31_CALL
+    if prompt.startswith("<|system|>") and "<tools>" in prompt:
+        return _FALCON_CALL
     return _PYTHON_CALL
 
 
 def _ends_with_results(prompt: str) -> bool:
-    if prompt.endswith(_AFTER_RESULTS[0]):
+    if prompt.endswith((_AFTER_RESULTS[0], _FALCON_AFTER_RESULTS)):
         return True
     if prompt.endswith("<|end_of_text|>\n"):
         last = prompt.rfind("<|start_of_role|>")

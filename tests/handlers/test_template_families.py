@@ -199,3 +199,18 @@ def test_falcon_without_its_folder_is_refused_in_one_line(pytester, data_source)
 def _question(dataset, entry_id):
     entry = next(e for e in dataset.entries("simple_python") if e.id == entry_id)
     return entry.question[0][-1].content
+
+
+def test_the_recording_server_answers_falcon_prompts_in_its_syntax(data_source):
+    from pytest_bfcl.testing.completions_answers import DONE, completion_text
+
+    family = family_for("Falcon3FCHandler", data_source.unpacked_root, "m", FALCON)
+    query = family.render([{"role": "user", "content": "q"}], [DOC])
+    answer = completion_text(query)
+    assert family.decoder.decode_execute(answer) == ["ls(a=True)"]
+    results = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": answer},
+        {"role": "tool", "name": "ls(a=True)", "content": "r"},
+    ]
+    assert completion_text(family.render(results, [DOC])) == DONE
