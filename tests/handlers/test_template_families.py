@@ -201,16 +201,30 @@ def _question(dataset, entry_id):
     return entry.question[0][-1].content
 
 
-def test_the_recording_server_answers_falcon_prompts_in_its_syntax(data_source):
-    from pytest_bfcl.testing.completions_answers import DONE, completion_text
+@pytest.mark.parametrize(
+    "handler",
+    [
+        "Falcon3FCHandler",
+        "Granite4FCHandler",
+        "GraniteFunctionCallingHandler",
+        "PhiFCHandler",
+        "FunctionGemmaHandler",
+    ],
+)
+def test_the_recording_server_answers_each_new_family_in_its_syntax(data_source, handler):
+    from pytest_bfcl.testing.completions_answers import completion_text
 
-    family = family_for("Falcon3FCHandler", data_source.unpacked_root, "m", FALCON)
-    query = family.render([{"role": "user", "content": "q"}], [DOC])
-    answer = completion_text(query)
-    assert family.decoder.decode_execute(answer) == ["ls(a=True)"]
-    results = [
-        {"role": "user", "content": "q"},
-        {"role": "assistant", "content": answer},
-        {"role": "tool", "name": "ls(a=True)", "content": "r"},
-    ]
-    assert completion_text(family.render(results, [DOC])) == DONE
+    family = family_for(handler, data_source.unpacked_root, "m", FALCON)
+    query = [{"role": "user", "content": "q"}]
+    answer = family.read(completion_text(family.render(query, [DOC])))
+    assert family.decoder.decode_execute(answer.text) == ["ls(a=True)"]
+    history = [*query, answer.echo, *family.tool_results(["ls(a=True)"], ["r"])]
+    done = family.read(completion_text(family.render(history, [DOC])))
+    try:
+        calls = family.decoder.decode_execute(done.text)
+    except DecodeError:
+        calls = []  # a text answer the handler cannot decode ends the turn as well
+    assert calls == []
+    later = [*history, done.echo, {"role": "user", "content": "again"}]
+    again = family.read(completion_text(family.render(later, [DOC])))
+    assert family.decoder.decode_execute(again.text) == ["ls(a=True)"]
