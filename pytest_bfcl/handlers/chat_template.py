@@ -7,7 +7,9 @@ The template is the checkpoint's (``chat_template.jinja``, else ``tokenizer_conf
 environment ``transformers`` gives it: blocks trimmed and left-stripped, loop controls, its
 ``tojson`` (no HTML escaping, ``indent`` and friends), ``raise_exception``, ``strftime_now``,
 the tokenizer's special tokens (``eos_token``, ...) and ``add_generation_prompt``; messages
-with their ``None`` fields dropped, as ``transformers`` drops them.
+with their ``None`` fields dropped and their reasoning under each of its names, as
+``transformers`` passes them (its 5.x releases, which the leaderboard's unpinned dependency
+resolves to today).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from pytest_bfcl.handlers.tokens import CHECKPOINT_JSON_MAX
 TEMPLATE_FILE = "chat_template.jinja"
 CONFIG_FILE = "tokenizer_config.json"
 LEGACY_SPECIAL_FILE = "special_tokens_map.json"
+# the names a message's reasoning goes by, the one templates read first
+REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 # the tokenizer's special tokens a template sees by name
 SPECIAL_TOKENS = (
     "bos_token",
@@ -50,7 +54,7 @@ class ChatTemplate:
         """The prompt for ``messages`` with ``tools`` and the assistant's turn opened; a
         template that fails names the checkpoint's file and the failure in one line."""
         template = _compiled(self.source, self.where)
-        normalised = [{k: v for k, v in m.items() if v is not None} for m in messages]
+        normalised = [_aliased({k: v for k, v in m.items() if v is not None}) for m in messages]
         try:
             return str(
                 template.render(
@@ -64,6 +68,16 @@ class ChatTemplate:
         except Exception as exc:  # the template's own failure (raise_exception, a bad key...)
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise DatasetError(f"the chat template of {self.where} failed: {message}") from None
+
+
+def _aliased(message: dict[str, Any]) -> dict[str, Any]:
+    """A message's reasoning under each name templates read it by (``thinking`` first,
+    ``reasoning_content`` last), as ``transformers`` passes it."""
+    for name in REASONING_FIELDS:
+        if message.get(name) is not None:
+            reasoning = message[name]
+            return {"thinking": reasoning, **message, "reasoning_content": reasoning}
+    return message
 
 
 def _json_object(path: Path) -> dict[str, Any]:

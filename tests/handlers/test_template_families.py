@@ -228,3 +228,11 @@ def test_the_recording_server_answers_each_new_family_in_its_syntax(data_source,
     later = [*history, done.echo, {"role": "user", "content": "again"}]
     again = family.read(completion_text(family.render(later, [DOC])))
     assert family.decoder.decode_execute(again.text) == ["ls(a=True)"]
+
+
+def test_a_template_sees_reasoning_under_each_name_as_transformers_passes_it(tmp_path):
+    source = "{% for m in messages %}{{ m.thinking }}|{{ m.reasoning_content }};{% endfor %}"
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"chat_template": source}))
+    template = load_chat_template(tmp_path)
+    messages = [{"role": "assistant", "content": "a", "reasoning": "r"}, {"role": "user"}]
+    assert template.render(messages, None) == "r|r;|;"
