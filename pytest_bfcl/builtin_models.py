@@ -220,7 +220,10 @@ def _completions_model(
     registered = lookup(settings.leaderboard_model, load_model_registry(source.unpacked_root))
     try:
         family = family_for(
-            registered.handler, source.unpacked_root, registered.api_model_name or registered.name
+            registered.handler,
+            source.unpacked_root,
+            registered.api_model_name or registered.name,
+            settings.tokenizer,
         )
         budget = local_budget(settings.tokenizer) if settings.tokenizer else None
     except (LookupError, DatasetError) as exc:

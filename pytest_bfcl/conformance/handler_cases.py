@@ -41,7 +41,19 @@ FAMILIES = (
     ("SalesforceQwenHandler", "Salesforce/xLAM-2-32b-fc-r", True),
     ("ArchHandler", "katanemo/Arch-Agent-1.5B", True),
     ("Granite3FCHandler", "ibm-granite/granite-3.2-8b-instruct", True),
+    # Falcon 3, Granite 4, Granite function calling, Phi FC and FunctionGemma
+    ("Falcon3FCHandler", "tiiuae/Falcon3-7B-Instruct", True),
+    ("Granite4FCHandler", "ibm-granite/granite-4.0-350m", True),
+    ("GraniteFunctionCallingHandler", "ibm-granite/granite-20b-functioncalling", False),
+    ("PhiFCHandler", "microsoft/Phi-4-mini-instruct", True),
+    ("FunctionGemmaHandler", "google/functiongemma-270m-it", False),
 )
+
+# The checkpoint folder a handler that renders with the tokenizer's chat template reads: a
+# tokenizer whose tokenizer_config.json holds Falcon3-7B-Instruct's chat template.
+CHECKPOINTS = {
+    "Falcon3FCHandler": Path(__file__).resolve().parents[2] / "tests/data/handlers/falcon3",
+}
 
 _PY_CALL, _PY_LAST = "[cd(folder='document')]", "[ls(a=True), pwd()]"
 _QWEN_CALL = '<tool_call>\n{"name": "cd", "arguments": {"folder": "document"}}\n</tool_call>'
@@ -57,6 +69,15 @@ _GRANITE_TWO = (
 )
 _LLAMA_CALL = '{"name": "cd", "parameters": {"folder": "document"}}'
 _LLAMA_TWO = '{"name": "ls", "parameters": {"a": true}}; {"name": "pwd", "parameters": {}}'
+_GRANITE_FC_TWO = (
+    '<function_call> {"name": "ls", "arguments": {"a": true}} '
+    '<function_call> {"name": "pwd", "arguments": {}}'
+)
+_GEMMA_CALL = "<start_function_call>call:cd{folder:<escape>document<escape>}<end_function_call>"
+_GEMMA_TWO = (
+    "<start_function_call>call:ls{a:true}<end_function_call>"
+    "<start_function_call>call:pwd{}<end_function_call>"
+)
 
 # Per handler: the answers of each turn, step by step (a turn ends at its text answer).
 ANSWERS: dict[str, list[list[str]]] = {
@@ -77,6 +98,24 @@ ANSWERS: dict[str, list[list[str]]] = {
     "ArchHandler": [[f"Sure.\n{_QWEN_CALL}", "Moved."], [_QWEN_TWO, "All done."]],
     "Granite3FCHandler": [[f"<|tool_call|>{_JSON_CALL}", "Moved."], [_GRANITE_TWO, "All done."]],
     "LlamaHandler_3_1": [[_LLAMA_CALL, "Moved."], [f"<|python_tag|>{_LLAMA_TWO}", "All done."]],
+    # Falcon 3, Granite 4, Granite function calling, Phi FC and FunctionGemma
+    "Falcon3FCHandler": [
+        [f"<tool_call>\n{_JSON_CALL}\n</tool_call>", "Moved."],
+        [f"<tool_call>```json\n{_JSON_TWO}\n```</tool_call>", "All done."],
+    ],
+    "Granite4FCHandler": [[f"Sure.\n{_QWEN_CALL}", "Moved."], [_QWEN_TWO, "All done."]],
+    "GraniteFunctionCallingHandler": [
+        [f"<function_call> {_JSON_CALL[1:-1]}", "Moved."],
+        [_GRANITE_FC_TWO, '<function_call> {"name": "no_function", "arguments": {}}'],
+    ],
+    "PhiFCHandler": [
+        [f"<|tool_call|>{_JSON_CALL}<|/tool_call|>", "Moved."],
+        [f"<|tool_call|>{_JSON_TWO[1:-1]}", "All done."],
+    ],
+    "FunctionGemmaHandler": [
+        [_GEMMA_CALL, "Moved."],
+        [_GEMMA_TWO, "All done."],
+    ],
 }
 
 # Raw answers for the decoders, each shape the handlers may meet.
@@ -155,7 +194,74 @@ RAW_ANSWERS: dict[str, list[str]] = {
         "I cannot help with that.",
         '{"name": "cd"}',
     ],
+    # Falcon 3, Granite 4, Granite function calling, Phi FC and FunctionGemma
+    "Falcon3FCHandler": [
+        f"<tool_call>\n{_JSON_CALL}\n</tool_call>",
+        '<tool_call>{"name": "cd", "arguments": {"folder": "x"}}</tool_call>',  # no newlines
+        f"<tool_call>\n{_JSON_CALL}",  # unclosed
+        f"<tool_call>```json\n{_JSON_TWO}\n```</tool_call>",
+        '<tool_call>[{"name": "cd", "arguments": {"folder": "x"}}, {"name": "ls"}]</tool_call>',
+        f"<think>\n<tool_call>{_JSON_CALL}</tool_call>\n</think>\n\nNo call after all.",
+        '<tool_call>[{"name": "echo", "arguments": {"content": "a \\"quoted\\" text"}}]'
+        "</tool_call>",  # string arguments
+        '<tool_call>[{"name": "cd", "arguments": "folder=x"}]</tool_call>',
+        '<tool_call>["cd"]</tool_call>',
+        "<tool_call>not json</tool_call>",
+        "I cannot help with that.",
+    ],
+    "GraniteFunctionCallingHandler": [
+        '<function_call> {"name": "cd", "arguments": {"folder": "x"}}',
+        '<function_call>{"name": "ls", "arguments": {"a": true}}<function_call>{"name": "pwd"}',
+        '<function_call> {"name": "no_function", "arguments": {}}',
+        '<function_call> {"name": "cd", "arguments": {}} <function_call> {bad} '
+        '<function_call> {"name": "pwd", "arguments": {}}',  # a bad call among good ones
+        '<think>\n<function_call> {"name": "cd", "arguments": {}}\n</think>',
+        '<function_call> {"name": "echo", "arguments": {"content": "a <function_call> b"}}',
+        '<function_call> {"name": "echo", "arguments": {"content": "a \\"quoted\\" text"}}',
+        '<function_call> {"name": "cd", "arguments": "folder=x"}',
+        '<function_call> ["not", "a", "call"]',
+        '<function_call> {"name": 3, "arguments": {}}',
+        '<function_call> {"arguments": {"x": 1}}',
+        "Plain answer.",
+        "",
+    ],
+    "PhiFCHandler": [
+        f"<|tool_call|>{_JSON_CALL}<|/tool_call|>",
+        f"<|tool_call|>{_JSON_TWO[1:-1]}",  # unclosed, the calls not in a list
+        f"<|tool_call|>{_JSON_CALL}\n",
+        "<|tool_call|>" + "[\"{'name': 'cd', 'arguments': {'folder': 'x'}}\"]<|/tool_call|>",
+        '<|tool_call|>[{"name": "cd", "arguments": {}, "extra": 1}]<|/tool_call|>',
+        f"<|tool_call|>{_JSON_CALL}<|/tool_call|><|tool_call|>not json<|/tool_call|>",
+        f"<think><|tool_call|>{_JSON_CALL}<|/tool_call|></think>Done.",
+        '<|tool_call|>[{"name": "echo", "arguments": {"content": "a <|/tool_call|> b"}}]'
+        "<|/tool_call|>",  # string arguments holding the closing tag
+        '<|tool_call|>[{"name": "cd", "arguments": "{\\"folder\\": \\"x\\"}"}]<|/tool_call|>',
+        "<|tool_call|>[1, 2]<|/tool_call|>",
+        '<|/tool_call|>x<|tool_call|>{"name": "cd", "arguments": {}}',
+        "No call here.",
+    ],
+    "FunctionGemmaHandler": [
+        _GEMMA_CALL,
+        _GEMMA_TWO,
+        "<start_function_call>call:pwd<end_function_call>",
+        "<start_function_call>call:cd{folder:<escape>x<escape>}",  # unclosed
+        "<start_function_call>call:f{a:1,b:2.5,c:true,d:null,e:[1,<escape>x<escape>],"
+        "g:{h:<escape>y<escape>},i:1e3,j:1_000,k:-3}<end_function_call>",
+        "<start_function_call>call:f{1:<escape>one<escape>,true:2,null:3}<end_function_call>",
+        "<start_function_call>call:echo{content:<escape>a, b: {c}<escape>}<end_function_call>",
+        "<start_function_call>call:f{a:<escape>unclosed}<end_function_call>",
+        "<start_function_call>call:f{a:[1,2}},b:3}<end_function_call>",
+        "<start_function_call>cd{folder:x}<end_function_call>"
+        "<start_function_call>call:ls{}<end_function_call>",  # a bad call among good ones
+        f"<think>{_GEMMA_CALL}</think>No call after all.",
+        "<start_function_call>call:f{a:bare words here, b : two}<end_function_call>",
+        "<start_function_call> call:f{<escape>k<escape>:<escape>v<escape>}<end_function_call>",
+        "Plain text.",
+    ],
 }
+
+# Granite 4 reads answers as Qwen's function-calling handler does: the same corpus
+RAW_ANSWERS["Granite4FCHandler"] = [*RAW_ANSWERS["QwenFCHandler"], f"Sure.\n{_QWEN_CALL}"]
 
 
 def _entry(dataset: Dataset, entry_id: str) -> Any:
@@ -173,7 +279,9 @@ def build_cases(dataset: Dataset, texts: ProtocolTexts) -> dict[str, dict[str, A
     multi = _entry(dataset, CONVERSATION_ENTRY)
     cases: dict[str, dict[str, Any]] = {}
     for handler, model, fc in FAMILIES:
-        common = {"handler": handler, "model": model, "fc": fc}
+        common: dict[str, Any] = {"handler": handler, "model": model, "fc": fc}
+        if handler in CHECKPOINTS:
+            common["checkpoint"] = str(CHECKPOINTS[handler])
         single_entry = {
             "id": single.id,
             "question": [[m.model_dump() for m in single.question[0]]],
@@ -258,7 +366,8 @@ def ours(
     fmt = _entry(dataset, SINGLE_TURN_ENTRY).prompt_format
     out: dict[str, Any] = {}
     for key, case in cases.items():
-        family = family_for(case["handler"], root, case["model"])
+        checkpoint = Path(case["checkpoint"]) if "checkpoint" in case else None
+        family = family_for(case["handler"], root, case["model"], checkpoint)
         if "entry" in case:
             out[key] = _conversation(family, case, texts, fmt)
         else:

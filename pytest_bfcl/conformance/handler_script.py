@@ -24,12 +24,23 @@ HANDLERS = {
     "Granite3FCHandler": "granite_3",
     "SalesforceLlamaHandler": "salesforce_llama",
     "SalesforceQwenHandler": "salesforce_qwen",
+    # Falcon 3, Granite 4, Granite function calling, Phi FC and FunctionGemma
+    "Falcon3FCHandler": "falcon_fc",
+    "Granite4FCHandler": "granite_4",
+    "GraniteFunctionCallingHandler": "granite",
+    "PhiFCHandler": "phi_fc",
+    "FunctionGemmaHandler": "functiongemma",
 }
 
 
-def _handler(name: str, model: str, fc: bool) -> Any:
+def _handler(case: dict[str, Any]) -> Any:
+    name, model = case["handler"], case["model"]
     module = importlib.import_module(f"bfcl_eval.model_handler.local_inference.{HANDLERS[name]}")
-    return getattr(module, name)(model, 0.001, model, fc)
+    handler = getattr(module, name)(model, 0.001, model, case["fc"])
+    if "checkpoint" in case:  # a handler that renders with the tokenizer's chat template
+        tokenizer = importlib.import_module("transformers").AutoTokenizer
+        handler.tokenizer = tokenizer.from_pretrained(case["checkpoint"])
+    return handler
 
 
 def _response(text: str) -> Any:
@@ -46,7 +57,7 @@ def _outcome(call: Any) -> Any:
 
 def conversation(case: dict[str, Any]) -> dict[str, Any]:
     """The prompt of every step of a canned conversation, as the handler builds them."""
-    handler = _handler(case["handler"], case["model"], case["fc"])
+    handler = _handler(case)
     entry = copy.deepcopy(case["entry"])
     data = handler._pre_query_processing_prompting(entry)
     answers = [list(turn) for turn in case["answers"]]
@@ -76,7 +87,7 @@ def conversation(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def decoding(case: dict[str, Any]) -> dict[str, Any]:
-    handler = _handler(case["handler"], case["model"], case["fc"])
+    handler = _handler(case)
     python = importlib.import_module("bfcl_eval.constants.enums").ReturnFormat.PYTHON
     out = []
     for raw in case["raw"]:

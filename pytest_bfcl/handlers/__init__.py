@@ -11,11 +11,16 @@ from typing import Any
 
 from pytest_bfcl.handlers.arch import ArchFamily
 from pytest_bfcl.handlers.base import Decoder, Family, RawAnswer
+from pytest_bfcl.handlers.falcon import Falcon3Family
+from pytest_bfcl.handlers.functiongemma import FunctionGemmaFamily
 from pytest_bfcl.handlers.gemma import GemmaFamily
 from pytest_bfcl.handlers.granite import Granite3Family
+from pytest_bfcl.handlers.granite4 import Granite4Family
+from pytest_bfcl.handlers.granite_fc import GraniteFCFamily
 from pytest_bfcl.handlers.hammer import HammerFamily
 from pytest_bfcl.handlers.llama import Llama31Family, LlamaFamily
 from pytest_bfcl.handlers.phi import PhiFamily
+from pytest_bfcl.handlers.phi_fc import PhiFCFamily
 from pytest_bfcl.handlers.qwen import QwenFamily, QwenFCFamily
 from pytest_bfcl.handlers.xlam import XlamLlamaFamily, XlamQwenFamily
 
@@ -31,6 +36,12 @@ FAMILIES: tuple[type[Family], ...] = (
     XlamQwenFamily,
     ArchFamily,
     Granite3Family,
+    # Falcon 3, Granite 4, Granite function calling, Phi FC and FunctionGemma
+    Falcon3Family,
+    Granite4Family,
+    GraniteFCFamily,
+    PhiFCFamily,
+    FunctionGemmaFamily,
 )
 _BY_HANDLER = {handler: family for family in FAMILIES for handler in family.handlers}
 
@@ -44,12 +55,15 @@ def family_class(handler: str) -> type[Family] | None:
     return _BY_HANDLER.get(handler)
 
 
-def family_for(handler: str, root: Path, model_name: str = "") -> Family:
-    """The family of a leaderboard handler class; ``LookupError`` (one line) for others."""
+def family_for(
+    handler: str, root: Path, model_name: str = "", checkpoint: Path | None = None
+) -> Family:
+    """The family of a leaderboard handler class; ``LookupError`` (one line) for others,
+    ``DatasetError`` (one line) where the family needs what the checkpoint's folder lacks."""
     family = _BY_HANDLER.get(handler)
     if family is None:
         raise LookupError(unsupported(handler))
-    return family(root, model_name)
+    return family(root, model_name, checkpoint)
 
 
 def decoder_for(handler: str | None, result: Any = "") -> Decoder | None:

@@ -63,11 +63,14 @@ class Family(ABC):
     system_prompt = True
     decoder: Decoder = Decoder()
 
-    def __init__(self, root: Path, model_name: str = "") -> None:
+    def __init__(self, root: Path, model_name: str = "", checkpoint: Path | None = None) -> None:
         """``root``: the unpacked pinned release (its handler modules hold the instruction
-        texts); ``model_name``: the leaderboard entry's model name."""
+        texts); ``model_name``: the leaderboard entry's model name; ``checkpoint``: the
+        checkpoint's folder (``--bfcl-tokenizer``), which a family that renders with the
+        checkpoint's own chat template reads."""
         self.root = root
         self.model_name = model_name
+        self.checkpoint = checkpoint
 
     @abstractmethod
     def render(self, messages: list[dict[str, Any]], functions: list[dict[str, Any]]) -> str:

@@ -50,7 +50,7 @@ def _assistant(message: dict[str, Any], index: int, last: int, final: int) -> tu
     return f"<|im_start|>assistant\n{content}", content
 
 
-def _tool_calls(message: dict[str, Any], content: str) -> str:
+def tool_calls_text(message: dict[str, Any], content: str) -> str:
     calls = message.get("tool_calls")
     if "tool_calls" not in message or not isinstance(calls, list):
         return ""
@@ -95,7 +95,7 @@ def _turns(messages: list[dict[str, Any]], with_calls: bool) -> str:
             opening, text = _assistant(message, index, last, final)
             out.append(opening)
             if with_calls:
-                out.append(_tool_calls(message, text))
+                out.append(tool_calls_text(message, text))
             out.append("<|im_end|>\n")
         elif role == "tool":
             out.append(tool_result(messages, index, content))

@@ -8,42 +8,8 @@ import json
 from typing import Any
 
 from pytest_bfcl.dataset.texts import ProtocolTexts
+from pytest_bfcl.dataset.tool_types import cast_properties
 from pytest_bfcl.decode.prompting import PromptFormat
-
-# BFCL type -> JSON-schema type for OpenAI-compatible tools.
-OPENAPI_TYPES: dict[str, str] = {
-    "integer": "integer",
-    "number": "number",
-    "float": "number",
-    "double": "number",
-    "string": "string",
-    "char": "string",
-    "String": "string",
-    "Any": "string",
-    "any": "string",
-    "boolean": "boolean",
-    "bool": "boolean",
-    "array": "array",
-    "list": "array",
-    "tuple": "array",
-    "ArrayList": "array",
-    "Array": "array",
-    "Queue": "array",
-    "Stack": "array",
-    "dict": "object",
-    "object": "object",
-    "HashMap": "object",
-    "Hashtable": "object",
-    "byte": "integer",
-    "short": "integer",
-    "long": "integer",
-    "Bigint": "integer",
-}
-
-
-class ToolSchemaError(ValueError):
-    pass
-
 
 # -- language hints (all modes) -----------------------------------------------------------------
 
@@ -101,7 +67,9 @@ def to_openai_tools(
     for doc in docs:
         parameters = dict(doc.get("parameters", {}))
         parameters["type"] = "object"
-        parameters["properties"] = _cast_properties(parameters.get("properties", {}), texts)
+        parameters["properties"] = cast_properties(
+            parameters.get("properties", {}), texts.float_hint
+        )
         function = {
             "name": shown_name(doc["name"], underscore_names),
             "description": doc.get("description", ""),
@@ -111,36 +79,6 @@ def to_openai_tools(
             function["response"] = doc["response"]
         tools.append({"type": "function", "function": function})
     return tools
-
-
-def _map_type(kind: Any) -> str:
-    if kind not in OPENAPI_TYPES:
-        raise ToolSchemaError(f"no JSON-schema type for item type {kind!r}")
-    return OPENAPI_TYPES[kind]
-
-
-def _cast_properties(properties: dict[str, Any], texts: ProtocolTexts) -> dict[str, Any]:
-    for schema in properties.values():
-        kind = schema.get("type")
-        if kind is None:
-            schema["type"] = "string"
-        else:
-            if kind == "float":
-                schema["format"] = "float"
-                schema["description"] = schema.get("description", "") + texts.float_hint
-            schema["type"] = OPENAPI_TYPES.get(kind, "string")
-        if schema["type"] not in ("array", "object"):
-            continue
-        if "properties" in schema:
-            schema["properties"] = _cast_properties(schema["properties"], texts)
-        elif "items" in schema:
-            items = schema["items"]
-            items["type"] = _map_type(items.get("type"))
-            if items["type"] == "array" and "items" in items:
-                items["items"]["type"] = _map_type(items["items"].get("type"))
-            elif items["type"] == "object" and "properties" in items:
-                items["properties"] = _cast_properties(items["properties"], texts)
-    return properties
 
 
 # -- prompting mode -----------------------------------------------------------------------------

@@ -111,7 +111,8 @@ SERVING_OPTIONS: tuple[Option, ...] = (
         "tokenizer",
         "PATH: the checkpoint's folder (tokenizer.json, config.json) whose tokenizer counts "
         "the prompt's tokens on the completions route (--bfcl-leaderboard-model naming an "
-        "open-weight entry); default: the vllm: folder, else the server's /tokenize",
+        "open-weight entry), and whose chat template (tokenizer_config.json) renders Falcon "
+        "3's prompts; default: the vllm: folder, else the server's /tokenize",
         rule=rules.EXISTING_DIR,
     ),
     Option(

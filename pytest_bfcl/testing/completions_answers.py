@@ -12,6 +12,17 @@ _QWEN_CALL = '<tool_call>\n{"name": "ls", "arguments": {"a": true}}\n</tool_call
 _JSON_CALL = '[{"name": "ls", "arguments": {"a": true}}]'
 _LLAMA_31_CALL = '{"name": "ls", "parameters": {"a": true}}'
 _PYTHON_CALL = "[ls(a=True)]"
+# Falcon 3's template: a JSON list in a <tool_call> block; results come back as an
+# assistant turn holding <tool_response> blocks
+_FALCON_CALL = f"<tool_call>\n{_JSON_CALL}\n</tool_call>"
+_FALCON_AFTER_RESULTS = "</tool_response>\n<|assistant|>\n"
+# Granite 4, Phi FC, Granite function calling and FunctionGemma: a call in each one's syntax
+_GRANITE_4_AFTER_RESULTS = (
+    "</tool_response><|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>"
+)
+_PHI_FC_CALL = f"<|tool_call|>{_JSON_CALL}<|/tool_call|>"
+_GRANITE_FC_CALL = '<function_call> {"name": "ls", "arguments": {"a": true}}'
+_GEMMA_CALL = "<start_function_call>call:ls{a:true}<end_function_call>"
 DONE = "Done."
 
 # How a prompt ends right after tool results, by markup.
@@ -25,9 +36,18 @@ _AFTER_RESULTS = (
 def completion_text(prompt: str) -> str:
     """The answer to a prompt: a call after a query, text after tool results."""
     if _ends_with_results(prompt):
-        return DONE
-    if "<|start_of_role|>" in prompt:  # Granite: no assistant opening in its prompts
+        # Granite's function-calling handler reads any text as a call: only silence ends a turn
+        return "" if "<|function_call_library|>" in prompt else DONE
+    if "<|start_of_role|>" in prompt and "<tools>" in prompt:  # Granite 4
+        return _QWEN_CALL
+    if "<|start_of_role|>" in prompt:  # Granite 3: no assistant opening in its prompts
         return f"<|tool_call|>{_JSON_CALL}"
+    if "<|/tool|><|end|>" in prompt:  # Phi FC: the functions in the system turn
+        return _PHI_FC_CALL
+    if "<|function_call_library|>" in prompt:
+        return _GRANITE_FC_CALL
+    if "<start_function_declaration>" in prompt:
+        return _GEMMA_CALL
     if "[BEGIN OF AVAILABLE TOOLS]" in prompt or "You have access to a set of tools" in prompt:
         return _JSON_CALL
     if "<|im_start|>" in prompt:
@@ -35,12 +55,23 @@ def completion_text(prompt: str) -> str:
         return f"<think>\nLet me list the files.\n</think>\n\n{call}"
     if "Environment: ipython" in prompt:
         return _LLAMA_31_CALL
+    if prompt.startswith("<|system|>") and "<tools>" in prompt:
+        return _FALCON_CALL
     return _PYTHON_CALL
 
 
 def _ends_with_results(prompt: str) -> bool:
-    if prompt.endswith(_AFTER_RESULTS[0]):
+    if prompt.endswith((_AFTER_RESULTS[0], _FALCON_AFTER_RESULTS, _GRANITE_4_AFTER_RESULTS)):
         return True
+    if prompt.endswith("<end_function_response><start_of_turn>model\n"):  # FunctionGemma
+        return True
+    if "<|/tool|><|end|>" in prompt and prompt.endswith("<|end|><|assistant|>"):  # Phi FC
+        body = prompt[: -len("<|end|><|assistant|>")]
+        return body[body.rfind("<|end|>") :].startswith("<|end|><|tool|>")
+    if prompt.endswith("\n\nASSISTANT: "):  # Granite function calling: the last turn a tool's
+        return prompt.rfind("\n\nTOOL:\n") > max(
+            prompt.rfind("\n\nUSER:\n"), prompt.rfind("\n\nASSISTANT:\n")
+        )
     if prompt.endswith("<|end_of_text|>\n"):
         last = prompt.rfind("<|start_of_role|>")
         return prompt[last:].startswith("<|start_of_role|>tool<|end_of_role|>")

@@ -62,14 +62,14 @@ def test_llama_3_1_reads_literals_and_never_evaluates():
 def test_only_handlers_with_their_own_decoders_replace_the_modes():
     assert decoder_for("QwenFCHandler") is not None and decoder_for("LlamaHandler_3_1")
     assert decoder_for("QwenHandler") is None  # decodes as the prompting decoders
-    assert decoder_for(None) is None and decoder_for("Falcon3FCHandler") is None
+    assert decoder_for(None) is None and decoder_for("QwenAgentThinkHandler") is None
 
 
 def test_other_handlers_are_refused_naming_the_families_that_work(data_source):
-    message = unsupported("Falcon3FCHandler")
+    message = unsupported("QwenAgentThinkHandler")
     assert all(handler in message for handler in supported_handlers())
-    with pytest.raises(LookupError, match="Falcon3FCHandler"):
-        family_for("Falcon3FCHandler", data_source.unpacked_root)
+    with pytest.raises(LookupError, match="QwenAgentThinkHandler"):
+        family_for("QwenAgentThinkHandler", data_source.unpacked_root)
 
 
 def test_instruction_texts_come_from_the_pinned_release(data_source):
