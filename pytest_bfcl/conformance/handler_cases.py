@@ -41,6 +41,11 @@ FAMILIES = (
     ("SalesforceQwenHandler", "Salesforce/xLAM-2-32b-fc-r", True),
     ("ArchHandler", "katanemo/Arch-Agent-1.5B", True),
     ("Granite3FCHandler", "ibm-granite/granite-3.2-8b-instruct", True),
+    # GLM, ChatML, Mistral, DeepSeek-R1, BitAgent, ThinkAgent
+    ("GLMHandler", "THUDM/glm-4-9b-chat", True),
+    ("MiniCPMHandler", "openbmb/MiniCPM3-4B", False),
+    ("BielikHandler", "speakleash/Bielik-11B-v2.3-Instruct", False),
+    ("MistralFCHandler", "mistralai/Ministral-8B-Instruct-2410", False),
 )
 
 _PY_CALL, _PY_LAST = "[cd(folder='document')]", "[ls(a=True), pwd()]"
@@ -57,6 +62,7 @@ _GRANITE_TWO = (
 )
 _LLAMA_CALL = '{"name": "cd", "parameters": {"folder": "document"}}'
 _LLAMA_TWO = '{"name": "ls", "parameters": {"a": true}}; {"name": "pwd", "parameters": {}}'
+_GLM_CALL = 'cd\n{"folder": "document"}'
 
 # Per handler: the answers of each turn, step by step (a turn ends at its text answer).
 ANSWERS: dict[str, list[list[str]]] = {
@@ -77,6 +83,11 @@ ANSWERS: dict[str, list[list[str]]] = {
     "ArchHandler": [[f"Sure.\n{_QWEN_CALL}", "Moved."], [_QWEN_TWO, "All done."]],
     "Granite3FCHandler": [[f"<|tool_call|>{_JSON_CALL}", "Moved."], [_GRANITE_TWO, "All done."]],
     "LlamaHandler_3_1": [[_LLAMA_CALL, "Moved."], [f"<|python_tag|>{_LLAMA_TWO}", "All done."]],
+    # GLM, ChatML, Mistral, DeepSeek-R1, BitAgent, ThinkAgent
+    "GLMHandler": [[_GLM_CALL, "Moved."], ['ls\n{"a": true}\nextra', ""]],
+    "MiniCPMHandler": [[_PY_CALL, "Moved."], [_PY_LAST, "All done."]],
+    "BielikHandler": [[_PY_CALL, "Moved."], [_PY_LAST, "All done."]],
+    "MistralFCHandler": [[_JSON_CALL, "Moved."], [_JSON_TWO, "All done."]],
 }
 
 # Raw answers for the decoders, each shape the handlers may meet.
@@ -91,6 +102,33 @@ _XLAM_RAW = [
     "[]",
 ]
 RAW_ANSWERS: dict[str, list[str]] = {
+    # GLM, ChatML, Mistral, DeepSeek-R1, BitAgent, ThinkAgent
+    "GLMHandler": [
+        _GLM_CALL,
+        f'{_GLM_CALL}\nls\n{{"a": true}}',  # a second call: not read
+        'cd {"folder": "x"}',  # no newline between name and arguments
+        "I cannot help with that.",
+        "",
+        "cd\nnot json",
+        "cd\n[1, 2]",
+        'echo\n{"content": "a \\"quoted\\" text"}',  # string arguments
+        f"<think>\n{_GLM_CALL}\n</think>",  # a call inside <think>
+        '\n{"folder": "x"}',
+    ],
+    "MistralFCHandler": [
+        _JSON_CALL,
+        _JSON_TWO,
+        '{"name": "cd", "arguments": {"folder": "x"}}',  # an object, not a list
+        "{}",
+        "[]",
+        '[{"name": "cd"}]',
+        '[{"name": "cd", "arguments": "{\\"folder\\": \\"x\\"}"}]',  # arguments as text
+        '[{"name": "cd", "arguments": {"folder": "x"}, "id": "abc"}]',
+        '[{"name": "cd", "arguments": [1]}]',
+        "[1, 2]",
+        f"<think>\n{_JSON_CALL}\n</think>",  # a call inside <think>: not JSON
+        "I cannot help with that.",
+    ],
     "Granite3FCHandler": [
         f"<|tool_call|>{_JSON_CALL}",
         _GRANITE_TWO,
@@ -236,9 +274,13 @@ def _outcome(call: Any) -> Any:
 
 
 def _decoding(family: Family, case: dict[str, Any], fmt: Any) -> Any:
-    out = []
+    out: list[dict[str, Any]] = []
     for raw in case["raw"]:
-        answer = family.read(raw)
+        try:
+            answer = family.read(raw)
+        except DecodeError:
+            out.append({"read": {"error": True}})
+            continue
         decoder = family.decoder
         out.append(
             {

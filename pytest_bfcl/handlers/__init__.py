@@ -11,10 +11,13 @@ from typing import Any
 
 from pytest_bfcl.handlers.arch import ArchFamily
 from pytest_bfcl.handlers.base import Decoder, Family, RawAnswer
+from pytest_bfcl.handlers.chatml import BielikFamily, MiniCPMFamily
 from pytest_bfcl.handlers.gemma import GemmaFamily
+from pytest_bfcl.handlers.glm import GLMFamily
 from pytest_bfcl.handlers.granite import Granite3Family
 from pytest_bfcl.handlers.hammer import HammerFamily
 from pytest_bfcl.handlers.llama import Llama31Family, LlamaFamily
+from pytest_bfcl.handlers.mistral import MistralFCFamily
 from pytest_bfcl.handlers.phi import PhiFamily
 from pytest_bfcl.handlers.qwen import QwenFamily, QwenFCFamily
 from pytest_bfcl.handlers.xlam import XlamLlamaFamily, XlamQwenFamily
@@ -31,6 +34,11 @@ FAMILIES: tuple[type[Family], ...] = (
     XlamQwenFamily,
     ArchFamily,
     Granite3Family,
+    # GLM, ChatML, Mistral, DeepSeek-R1, BitAgent, ThinkAgent
+    GLMFamily,
+    MiniCPMFamily,
+    BielikFamily,
+    MistralFCFamily,
 )
 _BY_HANDLER = {handler: family for family in FAMILIES for handler in family.handlers}
 

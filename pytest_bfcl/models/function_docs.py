@@ -7,43 +7,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pytest_bfcl.dataset.openapi_tools import (
+    OPENAPI_TYPES,
+    ToolSchemaError,
+    shown_name,
+    to_openai_tools,
+)
 from pytest_bfcl.dataset.texts import ProtocolTexts
 from pytest_bfcl.decode.prompting import PromptFormat
-
-# BFCL type -> JSON-schema type for OpenAI-compatible tools.
-OPENAPI_TYPES: dict[str, str] = {
-    "integer": "integer",
-    "number": "number",
-    "float": "number",
-    "double": "number",
-    "string": "string",
-    "char": "string",
-    "String": "string",
-    "Any": "string",
-    "any": "string",
-    "boolean": "boolean",
-    "bool": "boolean",
-    "array": "array",
-    "list": "array",
-    "tuple": "array",
-    "ArrayList": "array",
-    "Array": "array",
-    "Queue": "array",
-    "Stack": "array",
-    "dict": "object",
-    "object": "object",
-    "HashMap": "object",
-    "Hashtable": "object",
-    "byte": "integer",
-    "short": "integer",
-    "long": "integer",
-    "Bigint": "integer",
-}
-
-
-class ToolSchemaError(ValueError):
-    pass
-
 
 # -- language hints (all modes) -----------------------------------------------------------------
 
@@ -80,67 +51,6 @@ def _hint_parameter(schema: dict[str, Any], language: str, texts: ProtocolTexts)
         schema["description"] += texts.js_dict.render(json.dumps(schema["properties"]))
         del schema["properties"]
     schema["type"] = "string"
-
-
-# -- function-calling mode ----------------------------------------------------------------------
-
-
-def shown_name(name: str, underscore_names: bool = True) -> str:
-    """A function's name as a model is shown it in function-calling mode: with the
-    function-name convention on, dots become underscores (OpenAI's names allow none) and the
-    checker maps them back; with it off, the name as the docs write it, which is what the
-    checker expects."""
-    return name.replace(".", "_") if underscore_names else name
-
-
-def to_openai_tools(
-    docs: list[dict[str, Any]], texts: ProtocolTexts, underscore_names: bool = True
-) -> list[dict[str, Any]]:
-    """OpenAI Chat Completions tools, named as :func:`shown_name` says."""
-    tools = []
-    for doc in docs:
-        parameters = dict(doc.get("parameters", {}))
-        parameters["type"] = "object"
-        parameters["properties"] = _cast_properties(parameters.get("properties", {}), texts)
-        function = {
-            "name": shown_name(doc["name"], underscore_names),
-            "description": doc.get("description", ""),
-            "parameters": parameters,
-        }
-        if "response" in doc:
-            function["response"] = doc["response"]
-        tools.append({"type": "function", "function": function})
-    return tools
-
-
-def _map_type(kind: Any) -> str:
-    if kind not in OPENAPI_TYPES:
-        raise ToolSchemaError(f"no JSON-schema type for item type {kind!r}")
-    return OPENAPI_TYPES[kind]
-
-
-def _cast_properties(properties: dict[str, Any], texts: ProtocolTexts) -> dict[str, Any]:
-    for schema in properties.values():
-        kind = schema.get("type")
-        if kind is None:
-            schema["type"] = "string"
-        else:
-            if kind == "float":
-                schema["format"] = "float"
-                schema["description"] = schema.get("description", "") + texts.float_hint
-            schema["type"] = OPENAPI_TYPES.get(kind, "string")
-        if schema["type"] not in ("array", "object"):
-            continue
-        if "properties" in schema:
-            schema["properties"] = _cast_properties(schema["properties"], texts)
-        elif "items" in schema:
-            items = schema["items"]
-            items["type"] = _map_type(items.get("type"))
-            if items["type"] == "array" and "items" in items:
-                items["items"]["type"] = _map_type(items["items"].get("type"))
-            elif items["type"] == "object" and "properties" in items:
-                items["properties"] = _cast_properties(items["properties"], texts)
-    return properties
 
 
 # -- prompting mode -----------------------------------------------------------------------------
@@ -255,3 +165,15 @@ def insert_system_prompt(messages: list[dict[str, Any]], prompt: str) -> list[di
         first = {**messages[0], "content": f"{prompt}\n\n{messages[0]['content']}"}
         return [first, *messages[1:]]
     return [{"role": "system", "content": prompt}, *messages]
+
+
+__all__ = [
+    "OPENAPI_TYPES",
+    "ToolSchemaError",
+    "insert_system_prompt",
+    "render_docs",
+    "shown_name",
+    "system_prompt",
+    "to_openai_tools",
+    "with_language_hints",
+]
