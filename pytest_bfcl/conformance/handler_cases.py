@@ -46,6 +46,9 @@ FAMILIES = (
     ("MiniCPMHandler", "openbmb/MiniCPM3-4B", False),
     ("BielikHandler", "speakleash/Bielik-11B-v2.3-Instruct", False),
     ("MistralFCHandler", "mistralai/Ministral-8B-Instruct-2410", False),
+    ("DeepseekReasoningHandler", "deepseek-ai/DeepSeek-R1", False),
+    ("BitAgentHandler", "BitAgent/BitAgent-Bounty-8B", True),
+    ("ThinkAgentHandler", "ThinkAgents/ThinkAgent-1B", True),
 )
 
 _PY_CALL, _PY_LAST = "[cd(folder='document')]", "[ls(a=True), pwd()]"
@@ -88,6 +91,13 @@ ANSWERS: dict[str, list[list[str]]] = {
     "MiniCPMHandler": [[_PY_CALL, "Moved."], [_PY_LAST, "All done."]],
     "BielikHandler": [[_PY_CALL, "Moved."], [_PY_LAST, "All done."]],
     "MistralFCHandler": [[_JSON_CALL, "Moved."], [_JSON_TWO, "All done."]],
+    "DeepseekReasoningHandler": [
+        [f"<think>\nI should move first.\n</think>\n\n{_PY_CALL}", "Moved."],
+        [_PY_LAST, "<think>listed</think>All done."],
+    ],
+    "BitAgentHandler": [[_JSON_CALL, "Moved."], [_JSON_TWO, "All done."]],
+    # its execute decoder reads no call: every turn ends at its first answer
+    "ThinkAgentHandler": [[f"<think>plan</think>{_JSON_CALL}"], ["<think>none</think>[]"]],
 }
 
 # Raw answers for the decoders, each shape the handlers may meet.
@@ -114,6 +124,31 @@ RAW_ANSWERS: dict[str, list[str]] = {
         'echo\n{"content": "a \\"quoted\\" text"}',  # string arguments
         f"<think>\n{_GLM_CALL}\n</think>",  # a call inside <think>
         '\n{"folder": "x"}',
+    ],
+    "DeepseekReasoningHandler": [
+        f"<think>\nplan\n</think>\n\n{_PY_CALL}",
+        f"<think>a</think>b</think>{_PY_CALL}",
+        _PY_CALL,
+        f"<think>\nunclosed {_PY_CALL}",
+    ],
+    "BitAgentHandler": [
+        *_XLAM_RAW,
+        f"<think>\n{_JSON_CALL}\n</think>",  # a call inside <think>
+        '[{"name": "echo", "arguments": {"content": "a \\"quoted\\" text"}}]',
+        '[{"name": "cd", "arguments": {"folder": "x"}}, "bad"]',
+    ],
+    "ThinkAgentHandler": [
+        f"<think>plan</think>{_JSON_CALL}",
+        f"<think>plan</think>\n{_JSON_TWO}\n",
+        _JSON_CALL,  # no </think>: no calls
+        "<think>a</think>[{'name': 'cd', 'arguments': {'folder': \"it's\"}}]",  # quotes
+        "<think>a</think>[]",
+        "<think>a</think>{}",
+        '<think>a</think>{"name": "cd", "arguments": {}}',
+        '<think>a</think>[{"name": "cd"}]',
+        "<think>a</think>not json",
+        "<think>a</think>b</think>[]",
+        f"<think>unclosed {_JSON_CALL}",
     ],
     "MistralFCHandler": [
         _JSON_CALL,

@@ -30,6 +30,9 @@ HANDLERS = {
     "MiniCPMHandler": "minicpm",
     "BielikHandler": "bielik",
     "MistralFCHandler": "mistral_fc",
+    "DeepseekReasoningHandler": "deepseek_reasoning",
+    "BitAgentHandler": "bitagent",
+    "ThinkAgentHandler": "think_agent",
 }
 
 

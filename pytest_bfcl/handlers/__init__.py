@@ -12,6 +12,7 @@ from typing import Any
 from pytest_bfcl.handlers.arch import ArchFamily
 from pytest_bfcl.handlers.base import Decoder, Family, RawAnswer
 from pytest_bfcl.handlers.chatml import BielikFamily, MiniCPMFamily
+from pytest_bfcl.handlers.deepseek import DeepseekReasoningFamily
 from pytest_bfcl.handlers.gemma import GemmaFamily
 from pytest_bfcl.handlers.glm import GLMFamily
 from pytest_bfcl.handlers.granite import Granite3Family
@@ -20,7 +21,8 @@ from pytest_bfcl.handlers.llama import Llama31Family, LlamaFamily
 from pytest_bfcl.handlers.mistral import MistralFCFamily
 from pytest_bfcl.handlers.phi import PhiFamily
 from pytest_bfcl.handlers.qwen import QwenFamily, QwenFCFamily
-from pytest_bfcl.handlers.xlam import XlamLlamaFamily, XlamQwenFamily
+from pytest_bfcl.handlers.think_agent import ThinkAgentFamily
+from pytest_bfcl.handlers.xlam import BitAgentFamily, XlamLlamaFamily, XlamQwenFamily
 
 FAMILIES: tuple[type[Family], ...] = (
     QwenFamily,
@@ -39,6 +41,9 @@ FAMILIES: tuple[type[Family], ...] = (
     MiniCPMFamily,
     BielikFamily,
     MistralFCFamily,
+    DeepseekReasoningFamily,
+    BitAgentFamily,
+    ThinkAgentFamily,
 )
 _BY_HANDLER = {handler: family for family in FAMILIES for handler in family.handlers}
 

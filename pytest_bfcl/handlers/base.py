@@ -102,6 +102,19 @@ def content_text(message: dict[str, Any]) -> str:
     return content if isinstance(content, str) else ("" if content is None else str(content))
 
 
+def join_user_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of the messages with each run of consecutive user messages joined into one,
+    their texts separated by a blank line (as the handlers that need alternating turns do)."""
+    joined: list[dict[str, Any]] = []
+    for message in messages:
+        if message.get("role") == "user" and joined and joined[-1].get("role") == "user":
+            last = joined[-1]
+            joined[-1] = {**last, "content": f"{content_text(last)}\n\n{content_text(message)}"}
+        else:
+            joined.append(dict(message))
+    return joined
+
+
 def split_reasoning(text: str) -> tuple[str, str]:
     """``(answer, reasoning)`` as the Qwen-style handlers split a raw answer: the answer is
     what follows the last ``</think>`` (leading newlines removed), the reasoning the text
@@ -114,4 +127,11 @@ def split_reasoning(text: str) -> tuple[str, str]:
     return parts[-1].lstrip("\n"), reasoning
 
 
-__all__ = ["Decoder", "Family", "RawAnswer", "content_text", "split_reasoning"]
+__all__ = [
+    "Decoder",
+    "Family",
+    "RawAnswer",
+    "content_text",
+    "join_user_messages",
+    "split_reasoning",
+]
