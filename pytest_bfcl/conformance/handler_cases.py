@@ -41,7 +41,7 @@ FAMILIES = (
     ("SalesforceQwenHandler", "Salesforce/xLAM-2-32b-fc-r", True),
     ("ArchHandler", "katanemo/Arch-Agent-1.5B", True),
     ("Granite3FCHandler", "ibm-granite/granite-3.2-8b-instruct", True),
-    # GLM, ChatML, Mistral, DeepSeek-R1, BitAgent, ThinkAgent
+    # GLM, ChatML, Mistral, DeepSeek-R1, BitAgent, ThinkAgent, Pelican-VL, Nanbeige
     ("GLMHandler", "THUDM/glm-4-9b-chat", True),
     ("MiniCPMHandler", "openbmb/MiniCPM3-4B", False),
     ("BielikHandler", "speakleash/Bielik-11B-v2.3-Instruct", False),
@@ -49,6 +49,8 @@ FAMILIES = (
     ("DeepseekReasoningHandler", "deepseek-ai/DeepSeek-R1", False),
     ("BitAgentHandler", "BitAgent/BitAgent-Bounty-8B", True),
     ("ThinkAgentHandler", "ThinkAgents/ThinkAgent-1B", True),
+    ("PelicanVLFCHandler", "X-Humanoid/Pelican1.0-VL-30B-A3B-FC", True),
+    ("NanbeigeFCHandler", "Nanbeige/Nanbeige4-3B-Thinking-2511", True),
 )
 
 _PY_CALL, _PY_LAST = "[cd(folder='document')]", "[ls(a=True), pwd()]"
@@ -86,7 +88,7 @@ ANSWERS: dict[str, list[list[str]]] = {
     "ArchHandler": [[f"Sure.\n{_QWEN_CALL}", "Moved."], [_QWEN_TWO, "All done."]],
     "Granite3FCHandler": [[f"<|tool_call|>{_JSON_CALL}", "Moved."], [_GRANITE_TWO, "All done."]],
     "LlamaHandler_3_1": [[_LLAMA_CALL, "Moved."], [f"<|python_tag|>{_LLAMA_TWO}", "All done."]],
-    # GLM, ChatML, Mistral, DeepSeek-R1, BitAgent, ThinkAgent
+    # GLM, ChatML, Mistral, DeepSeek-R1, BitAgent, ThinkAgent, Pelican-VL, Nanbeige
     "GLMHandler": [[_GLM_CALL, "Moved."], ['ls\n{"a": true}\nextra', ""]],
     "MiniCPMHandler": [[_PY_CALL, "Moved."], [_PY_LAST, "All done."]],
     "BielikHandler": [[_PY_CALL, "Moved."], [_PY_LAST, "All done."]],
@@ -98,6 +100,14 @@ ANSWERS: dict[str, list[list[str]]] = {
     "BitAgentHandler": [[_JSON_CALL, "Moved."], [_JSON_TWO, "All done."]],
     # its execute decoder reads no call: every turn ends at its first answer
     "ThinkAgentHandler": [[f"<think>plan</think>{_JSON_CALL}"], ["<think>none</think>[]"]],
+    "PelicanVLFCHandler": [
+        [f"<think>\nplan\n</think>\n\n{_QWEN_CALL}", "Moved."],
+        [_QWEN_TWO, "<think>x</think>\n\nAll done."],
+    ],
+    "NanbeigeFCHandler": [
+        [f"<think>\nplan\n</think>\n\n{_QWEN_CALL}", "Moved."],
+        [_QWEN_TWO, "<think>x</think>\n\nAll done."],
+    ],
 }
 
 # Raw answers for the decoders, each shape the handlers may meet.
@@ -111,8 +121,23 @@ _XLAM_RAW = [
     "I need more information.",
     "[]",
 ]
+_QWEN_FC_RAW = [
+    _QWEN_CALL,
+    _QWEN_TWO,
+    '<tool_call>{"name": "cd", "arguments": {"folder": "x"}}</tool_call>',  # no newlines
+    '<tool_call>\n{"name": "cd", "arguments": {"folder": "x"}}',  # unclosed
+    f'{_QWEN_CALL}\n<tool_call>\n{{"name": "ls", "arguments": {{bad}}\n</tool_call>',
+    f"<think>\n{_QWEN_CALL}\n</think>\n\nNo call after all.",  # a call inside <think>
+    f"<think>\nfirst\n</think>\n\n{_QWEN_CALL}",
+    '<tool_call>\n{"name": "echo", "arguments": {"content": "a \\"quoted\\" text"}}'
+    "\n</tool_call>",  # string arguments
+    '<tool_call>\n{"name": "cd", "arguments": "{\\"folder\\": \\"x\\"}"}\n</tool_call>',
+    '<tool_call>\n["not", "a", "call"]\n</tool_call>',
+    "I cannot help with that.",
+    "",
+]
 RAW_ANSWERS: dict[str, list[str]] = {
-    # GLM, ChatML, Mistral, DeepSeek-R1, BitAgent, ThinkAgent
+    # GLM, ChatML, Mistral, DeepSeek-R1, BitAgent, ThinkAgent, Pelican-VL, Nanbeige
     "GLMHandler": [
         _GLM_CALL,
         f'{_GLM_CALL}\nls\n{{"a": true}}',  # a second call: not read
@@ -150,6 +175,8 @@ RAW_ANSWERS: dict[str, list[str]] = {
         "<think>a</think>b</think>[]",
         f"<think>unclosed {_JSON_CALL}",
     ],
+    "PelicanVLFCHandler": _QWEN_FC_RAW,
+    "NanbeigeFCHandler": _QWEN_FC_RAW,
     "MistralFCHandler": [
         _JSON_CALL,
         _JSON_TWO,
@@ -202,21 +229,7 @@ RAW_ANSWERS: dict[str, list[str]] = {
         "```python```json[f(a=1)]",
         "no call",
     ],
-    "QwenFCHandler": [
-        _QWEN_CALL,
-        _QWEN_TWO,
-        '<tool_call>{"name": "cd", "arguments": {"folder": "x"}}</tool_call>',  # no newlines
-        '<tool_call>\n{"name": "cd", "arguments": {"folder": "x"}}',  # unclosed
-        f'{_QWEN_CALL}\n<tool_call>\n{{"name": "ls", "arguments": {{bad}}\n</tool_call>',
-        f"<think>\n{_QWEN_CALL}\n</think>\n\nNo call after all.",  # a call inside <think>
-        f"<think>\nfirst\n</think>\n\n{_QWEN_CALL}",
-        '<tool_call>\n{"name": "echo", "arguments": {"content": "a \\"quoted\\" text"}}'
-        "\n</tool_call>",  # string arguments
-        '<tool_call>\n{"name": "cd", "arguments": "{\\"folder\\": \\"x\\"}"}\n</tool_call>',
-        '<tool_call>\n["not", "a", "call"]\n</tool_call>',
-        "I cannot help with that.",
-        "",
-    ],
+    "QwenFCHandler": _QWEN_FC_RAW,
     "LlamaHandler_3_1": [
         _LLAMA_CALL,
         _LLAMA_TWO,

@@ -25,7 +25,7 @@ HANDLERS = {
     "Granite3FCHandler": "granite_3",
     "SalesforceLlamaHandler": "salesforce_llama",
     "SalesforceQwenHandler": "salesforce_qwen",
-    # GLM, ChatML, Mistral, DeepSeek-R1, BitAgent, ThinkAgent
+    # GLM, ChatML, Mistral, DeepSeek-R1, BitAgent, ThinkAgent, Pelican-VL, Nanbeige
     "GLMHandler": "glm",
     "MiniCPMHandler": "minicpm",
     "BielikHandler": "bielik",
@@ -33,6 +33,8 @@ HANDLERS = {
     "DeepseekReasoningHandler": "deepseek_reasoning",
     "BitAgentHandler": "bitagent",
     "ThinkAgentHandler": "think_agent",
+    "PelicanVLFCHandler": "pelican_vl_fc",
+    "NanbeigeFCHandler": "nanbeige_fc",
 }
 
 

@@ -19,6 +19,8 @@ from pytest_bfcl.handlers.granite import Granite3Family
 from pytest_bfcl.handlers.hammer import HammerFamily
 from pytest_bfcl.handlers.llama import Llama31Family, LlamaFamily
 from pytest_bfcl.handlers.mistral import MistralFCFamily
+from pytest_bfcl.handlers.nanbeige import NanbeigeFCFamily
+from pytest_bfcl.handlers.pelican import PelicanVLFCFamily
 from pytest_bfcl.handlers.phi import PhiFamily
 from pytest_bfcl.handlers.qwen import QwenFamily, QwenFCFamily
 from pytest_bfcl.handlers.think_agent import ThinkAgentFamily
@@ -36,7 +38,7 @@ FAMILIES: tuple[type[Family], ...] = (
     XlamQwenFamily,
     ArchFamily,
     Granite3Family,
-    # GLM, ChatML, Mistral, DeepSeek-R1, BitAgent, ThinkAgent
+    # GLM, ChatML, Mistral, DeepSeek-R1, BitAgent, ThinkAgent, Pelican-VL, Nanbeige
     GLMFamily,
     MiniCPMFamily,
     BielikFamily,
@@ -44,6 +46,8 @@ FAMILIES: tuple[type[Family], ...] = (
     DeepseekReasoningFamily,
     BitAgentFamily,
     ThinkAgentFamily,
+    PelicanVLFCFamily,
+    NanbeigeFCFamily,
 )
 _BY_HANDLER = {handler: family for family in FAMILIES for handler in family.handlers}
 
