@@ -28,6 +28,8 @@ def _truth_answer(dataset, ids, form):
         entry = next(e for e in entries if e.question[0][-1].content in body["prompt"])
         name, params = next(iter(answers[entry.id].ground_truth[0].items()))
         args = {k: v[0] for k, v in params.items() if v and v[0] != ""}
+        if form == "glm":  # GLM's call: the name as its tools show it, then the arguments
+            return f"{name.replace('.', '_')}\n{json.dumps(args)}"
         if form == "fc":
             call = json.dumps({"name": name, "arguments": args})
             return f"<think>\nEasy.\n</think>\n\n<tool_call>\n{call}\n</tool_call>"
@@ -81,6 +83,27 @@ def test_qwen_fc_asks_completions_with_the_handlers_prompt_and_passes(
     assert meta["wire_format"] == "completions:qwen-fc"
     assert meta["model_info"]["handler"]["family"] == "qwen-fc"
     assert "asked on the completions route as its handler QwenFCHandler asks" in out
+
+
+def test_glm_sends_its_stop_token_ids_and_its_prompt_and_passes(
+    pytester, dataset, data_source, texts, tmp_path
+):
+    with CompletionsServer(_truth_answer(dataset, IDS, "glm"), context=3000) as server:
+        result, report = _run(pytester, server, data_source, "THUDM/glm-4-9b-chat", tmp_path)
+    assert result.parseoutcomes().get("passed") == len(IDS), result.stdout.str()[-3000:]
+    family = family_for("GLMHandler", data_source.unpacked_root, "THUDM/glm-4-9b-chat")
+    for body in server.requests:
+        entry = next(
+            _entry(dataset, i)
+            for i in IDS
+            if _entry(dataset, i).question[0][-1].content in body["prompt"]
+        )
+        docs = with_language_hints(entry.function_sources(), entry.language, texts)
+        messages = [m.model_dump() for m in entry.question[0]]  # no benchmark system prompt
+        assert body["prompt"] == family.render(messages, docs)
+        assert body["prompt"].startswith("[gMASK]<sop><|system|>")
+        assert body["stop_token_ids"] == [151329, 151336, 151338]
+    assert json.loads(report.read_text())["metadata"]["wire_format"] == "completions:glm"
 
 
 def test_qwen_prompt_puts_the_benchmarks_system_prompt_first(
