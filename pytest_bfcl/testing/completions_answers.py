@@ -12,6 +12,8 @@ _QWEN_CALL = '<tool_call>\n{"name": "ls", "arguments": {"a": true}}\n</tool_call
 _JSON_CALL = '[{"name": "ls", "arguments": {"a": true}}]'
 _LLAMA_31_CALL = '{"name": "ls", "parameters": {"a": true}}'
 _PYTHON_CALL = "[ls(a=True)]"
+_GLM_CALL = 'ls\n{"a": true}'
+
 DONE = "Done."
 
 # How a prompt ends right after tool results, by markup.
@@ -24,6 +26,8 @@ _AFTER_RESULTS = (
 
 def completion_text(prompt: str) -> str:
     """The answer to a prompt: a call after a query, text after tool results."""
+    if _is_glm(prompt):
+        return DONE if _glm_after_results(prompt) else _GLM_CALL
     if _ends_with_results(prompt):
         return DONE
     if "<|start_of_role|>" in prompt:  # Granite: no assistant opening in its prompts
@@ -36,6 +40,18 @@ def completion_text(prompt: str) -> str:
     if "Environment: ipython" in prompt:
         return _LLAMA_31_CALL
     return _PYTHON_CALL
+
+
+def _is_glm(prompt: str) -> bool:
+    """GLM's markup: ``<|role|>\\n`` turns and an assistant opening with no newline (Phi-4-mini
+    also opens with ``<|assistant|>``, but ends its turns with ``<|end|>``)."""
+    return prompt.endswith("<|assistant|>") and "<|end|>" not in prompt
+
+
+def _glm_after_results(prompt: str) -> bool:
+    body = prompt[: -len("<|assistant|>")]
+    last_tool = body.rfind("<|tool|>\n")
+    return last_tool > max(body.rfind("<|user|>\n"), body.rfind("<|assistant|>\n"))
 
 
 def _ends_with_results(prompt: str) -> bool:

@@ -215,3 +215,15 @@ def test_deepseek_makes_system_messages_user_ones_joined_with_the_question():
     assert turn[0]["role"] == "system"  # the question itself is left as it is
     answer = family.read("<think>\nplan\n</think>\n\n[f()]")
     assert answer.text == "\n\n[f()]" and answer.echo["content"].startswith("<think>")
+
+
+@pytest.mark.parametrize(
+    ("prompt", "answer"),
+    [
+        ("[gMASK]<sop><|system|>\nt<|user|>\nq<|assistant|>", 'ls\n{"a": true}'),
+        ('<|user|>\nq<|assistant|>\nls\n{"a": true}<|tool|>\nr<|assistant|>', DONE),
+        ("<|user|>q<|end|><|assistant|>", "[ls(a=True)]"),  # Phi-4-mini, not GLM
+    ],
+)
+def test_the_recording_server_answers_glm_prompts_in_glms_syntax(prompt, answer):
+    assert completion_text(prompt) == answer
