@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_bfcl.decode import decode_prompting_ast, decode_prompting_execute
+from pytest_bfcl.decode import DecodeError, decode_prompting_ast, decode_prompting_execute
+from pytest_bfcl.decode.limits import short_repr
 from pytest_bfcl.decode.prompting import PromptFormat
 
 
@@ -102,6 +103,19 @@ def content_text(message: dict[str, Any]) -> str:
     return content if isinstance(content, str) else ("" if content is None else str(content))
 
 
+def calls_by_name(items: Any) -> list[dict[str, Any]]:
+    """``[{name: arguments}]`` of items that must each be ``{"name", "arguments", ...}``."""
+    out = []
+    for call in items:
+        if not isinstance(call, dict) or "name" not in call or "arguments" not in call:
+            raise DecodeError(f"a call without a name or arguments: {short_repr(call, 120)}")
+        try:
+            out.append({call["name"]: call["arguments"]})
+        except TypeError as exc:
+            raise DecodeError(f"a call's name cannot be read: {exc}") from None
+    return out
+
+
 def join_user_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Copies of the messages with each run of consecutive user messages joined into one,
     their texts separated by a blank line (as the handlers that need alternating turns do)."""
@@ -131,6 +145,7 @@ __all__ = [
     "Decoder",
     "Family",
     "RawAnswer",
+    "calls_by_name",
     "content_text",
     "join_user_messages",
     "split_reasoning",

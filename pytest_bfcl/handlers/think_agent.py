@@ -15,7 +15,7 @@ from pytest_bfcl.decode import DecodeError
 from pytest_bfcl.decode.limits import check_text_length, check_value
 from pytest_bfcl.decode.limits import short_repr as _short
 from pytest_bfcl.decode.prompting import PromptFormat
-from pytest_bfcl.handlers.base import Decoder, Family, content_text
+from pytest_bfcl.handlers.base import Decoder, Family, calls_by_name, content_text
 from pytest_bfcl.handlers.texts import text_starting
 
 _PROMPT = ("think_agent", "ThinkAgentHandler", "_format_prompt")
@@ -50,15 +50,7 @@ def _items(text: Any) -> list[Any]:
 
 class ThinkAgentDecoder(Decoder):
     def decode_ast(self, text: Any, language: str, fmt: PromptFormat) -> Any:
-        out = []
-        for item in _items(text):
-            if not isinstance(item, dict) or "name" not in item or "arguments" not in item:
-                raise DecodeError(f"a call without a name or arguments: {_short(item, 120)}")
-            try:
-                out.append({item["name"]: item["arguments"]})
-            except TypeError as exc:
-                raise DecodeError(f"a call's name cannot be read: {exc}") from None
-        return out
+        return calls_by_name(_items(text))
 
     def decode_execute(self, text: Any) -> list[str]:
         items = _items(text)

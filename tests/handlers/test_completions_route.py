@@ -38,6 +38,17 @@ def _truth_answer(dataset, ids, form):
     return answer
 
 
+def _question_asked(dataset, texts, body):
+    """The messages and function docs of the entry a request asks."""
+    entry = next(
+        _entry(dataset, i)
+        for i in IDS
+        if _entry(dataset, i).question[0][-1].content in body["prompt"]
+    )
+    docs = with_language_hints(entry.function_sources(), entry.language, texts)
+    return [m.model_dump() for m in entry.question[0]], docs
+
+
 def _run(pytester, server, data_source, leaderboard_model, tmp_path, *extra):
     report = tmp_path / "report.json"
     result = pytester.runpytest_subprocess(
@@ -66,14 +77,7 @@ def test_qwen_fc_asks_completions_with_the_handlers_prompt_and_passes(
     assert len(server.requests) == len(IDS)
     family = family_for("QwenFCHandler", data_source.unpacked_root, "Qwen/Qwen3-8B")
     for body in server.requests:
-        entry = next(
-            _entry(dataset, i)
-            for i in IDS
-            if _entry(dataset, i).question[0][-1].content in body["prompt"]
-        )
-        docs = with_language_hints(entry.function_sources(), entry.language, texts)
-        messages = [m.model_dump() for m in entry.question[0]]
-        assert body["prompt"] == family.render(messages, docs)
+        assert body["prompt"] == family.render(*_question_asked(dataset, texts, body))
         assert body["temperature"] == 0.001
         words = len(body["prompt"].split())  # the fake server's token count
         assert body["max_tokens"] == max_tokens_for(words, 3000) < 4096
@@ -92,15 +96,8 @@ def test_glm_sends_its_stop_token_ids_and_its_prompt_and_passes(
         result, report = _run(pytester, server, data_source, "THUDM/glm-4-9b-chat", tmp_path)
     assert result.parseoutcomes().get("passed") == len(IDS), result.stdout.str()[-3000:]
     family = family_for("GLMHandler", data_source.unpacked_root, "THUDM/glm-4-9b-chat")
-    for body in server.requests:
-        entry = next(
-            _entry(dataset, i)
-            for i in IDS
-            if _entry(dataset, i).question[0][-1].content in body["prompt"]
-        )
-        docs = with_language_hints(entry.function_sources(), entry.language, texts)
-        messages = [m.model_dump() for m in entry.question[0]]  # no benchmark system prompt
-        assert body["prompt"] == family.render(messages, docs)
+    for body in server.requests:  # the question alone: no benchmark system prompt
+        assert body["prompt"] == family.render(*_question_asked(dataset, texts, body))
         assert body["prompt"].startswith("[gMASK]<sop><|system|>")
         assert body["stop_token_ids"] == [151329, 151336, 151338]
     assert json.loads(report.read_text())["metadata"]["wire_format"] == "completions:glm"
