@@ -7,6 +7,7 @@ line naming the families that work."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -155,3 +156,27 @@ def test_max_tokens_rule():
     assert max_tokens_for(100, 1000) == 898
     assert max_tokens_for(999, 1000) == 1000  # no room: the handlers ask 1000 anyway
     assert max_tokens_for(998, 1000) == 0
+
+
+def test_mistral_feeds_each_result_back_under_the_id_its_call_was_shown_with(
+    pytester, data_source, tmp_path
+):
+    call = '[{"name": "ls", "arguments": {"a": true}}, {"name": "pwd", "arguments": {}}]'
+
+    def answer(body):
+        return "Done." if body["prompt"].endswith("[/TOOL_RESULTS]") else call
+
+    with CompletionsServer(answer) as server:
+        result = pytester.runpytest_subprocess(
+            "--bfcl-model=test-model", f"--bfcl-base-url={server.base_url}",
+            "--bfcl-leaderboard-model=mistralai/Ministral-8B-Instruct-2410",
+            "--bfcl-category=multi_turn_base", f"--bfcl-data={data_source.data_dir}",
+            "--bfcl-no-cache", "bfcl/multi_turn_base::multi_turn_base_0", "-p", "no:cacheprovider",
+        )  # fmt: skip
+    assert result.ret in (0, 1), result.stdout.str()[-3000:]  # scored, right or wrong
+    after_results = [b["prompt"] for b in server.requests if "[TOOL_RESULTS]" in b["prompt"]]
+    assert after_results
+    for prompt in after_results:
+        shown = re.findall(r'"id": "(\w{9})"', prompt)
+        fed_back = re.findall(r'"call_id": "(\w{9})"', prompt)
+        assert len(fed_back) == len(shown) >= 2 and fed_back == shown
