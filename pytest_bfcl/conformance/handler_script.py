@@ -6,6 +6,7 @@ pytest-bfcl imports: it runs with the release's interpreter."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import importlib
 import json
 import sys
@@ -30,6 +31,16 @@ HANDLERS = {
     "GraniteFunctionCallingHandler": "granite",
     "PhiFCHandler": "phi_fc",
     "FunctionGemmaHandler": "functiongemma",
+    # GLM, ChatML, Mistral, DeepSeek-R1, BitAgent, ThinkAgent, Pelican-VL, Nanbeige
+    "GLMHandler": "glm",
+    "MiniCPMHandler": "minicpm",
+    "BielikHandler": "bielik",
+    "MistralFCHandler": "mistral_fc",
+    "DeepseekReasoningHandler": "deepseek_reasoning",
+    "BitAgentHandler": "bitagent",
+    "ThinkAgentHandler": "think_agent",
+    "PelicanVLFCHandler": "pelican_vl_fc",
+    "NanbeigeFCHandler": "nanbeige_fc",
 }
 
 
@@ -41,6 +52,28 @@ def _handler(case: dict[str, Any]) -> Any:
         tokenizer = importlib.import_module("transformers").AutoTokenizer
         handler.tokenizer = tokenizer.from_pretrained(case["checkpoint"])
     return handler
+
+
+def _call_ids(handler: Any, raw: str) -> None:
+    """Mistral's handler draws its calls' ids at random; pytest-bfcl draws each from the call
+    as the execute decoder writes it and its place. Give the handler those ids, so that the
+    prompts compare (everything else of the ids' use is the handler's own)."""
+    if not hasattr(handler, "generate_random_string"):
+        return
+    module = importlib.import_module("bfcl_eval.model_handler.utils")
+    ids = []
+    try:
+        items = json.loads(raw)
+        items = items if isinstance(items, list) else []
+    except ValueError:
+        items = []
+    for index, item in enumerate(items):
+        try:
+            call = module.convert_to_function_call([{item["name"]: item["arguments"]}])[0]
+        except Exception:
+            call = ""
+        ids.append(hashlib.sha256(f"{index}:{call}".encode()).hexdigest()[:9])
+    handler.generate_random_string = iter(ids).__next__
 
 
 def _response(text: str) -> Any:
@@ -70,6 +103,7 @@ def conversation(case: dict[str, Any]) -> dict[str, Any]:
             data = handler._add_next_turn_user_message_prompting(data, messages)
         for raw in answers[turn]:
             prompts.append(handler._format_prompt(data["message"], data["function"]))
+            _call_ids(handler, raw)
             parsed = handler._parse_query_response_prompting(_response(raw))
             data = handler._add_assistant_message_prompting(data, parsed)
             try:
@@ -91,7 +125,12 @@ def decoding(case: dict[str, Any]) -> dict[str, Any]:
     python = importlib.import_module("bfcl_eval.constants.enums").ReturnFormat.PYTHON
     out = []
     for raw in case["raw"]:
-        parsed = handler._parse_query_response_prompting(_response(raw))
+        _call_ids(handler, raw)
+        try:
+            parsed = handler._parse_query_response_prompting(_response(raw))
+        except Exception:  # the handler cannot read the answer at all
+            out.append({"read": {"error": True}})
+            continue
         text = parsed["model_responses"]
         out.append(
             {

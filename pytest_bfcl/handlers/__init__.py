@@ -11,18 +11,25 @@ from typing import Any
 
 from pytest_bfcl.handlers.arch import ArchFamily
 from pytest_bfcl.handlers.base import Decoder, Family, RawAnswer
+from pytest_bfcl.handlers.chatml import BielikFamily, MiniCPMFamily
+from pytest_bfcl.handlers.deepseek import DeepseekReasoningFamily
 from pytest_bfcl.handlers.falcon import Falcon3Family
 from pytest_bfcl.handlers.functiongemma import FunctionGemmaFamily
 from pytest_bfcl.handlers.gemma import GemmaFamily
+from pytest_bfcl.handlers.glm import GLMFamily
 from pytest_bfcl.handlers.granite import Granite3Family
 from pytest_bfcl.handlers.granite4 import Granite4Family
 from pytest_bfcl.handlers.granite_fc import GraniteFCFamily
 from pytest_bfcl.handlers.hammer import HammerFamily
 from pytest_bfcl.handlers.llama import Llama31Family, LlamaFamily
+from pytest_bfcl.handlers.mistral import MistralFCFamily
+from pytest_bfcl.handlers.nanbeige import NanbeigeFCFamily
+from pytest_bfcl.handlers.pelican import PelicanVLFCFamily
 from pytest_bfcl.handlers.phi import PhiFamily
 from pytest_bfcl.handlers.phi_fc import PhiFCFamily
 from pytest_bfcl.handlers.qwen import QwenFamily, QwenFCFamily
-from pytest_bfcl.handlers.xlam import XlamLlamaFamily, XlamQwenFamily
+from pytest_bfcl.handlers.think_agent import ThinkAgentFamily
+from pytest_bfcl.handlers.xlam import BitAgentFamily, XlamLlamaFamily, XlamQwenFamily
 
 FAMILIES: tuple[type[Family], ...] = (
     QwenFamily,
@@ -42,6 +49,16 @@ FAMILIES: tuple[type[Family], ...] = (
     GraniteFCFamily,
     PhiFCFamily,
     FunctionGemmaFamily,
+    # GLM, ChatML, Mistral, DeepSeek-R1, BitAgent, ThinkAgent, Pelican-VL, Nanbeige
+    GLMFamily,
+    MiniCPMFamily,
+    BielikFamily,
+    MistralFCFamily,
+    DeepseekReasoningFamily,
+    BitAgentFamily,
+    ThinkAgentFamily,
+    PelicanVLFCFamily,
+    NanbeigeFCFamily,
 )
 _BY_HANDLER = {handler: family for family in FAMILIES for handler in family.handlers}
 

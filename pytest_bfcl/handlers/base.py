@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_bfcl.decode import decode_prompting_ast, decode_prompting_execute
+from pytest_bfcl.decode import DecodeError, decode_prompting_ast, decode_prompting_execute
+from pytest_bfcl.decode.limits import short_repr
 from pytest_bfcl.decode.prompting import PromptFormat
 
 
@@ -105,6 +106,32 @@ def content_text(message: dict[str, Any]) -> str:
     return content if isinstance(content, str) else ("" if content is None else str(content))
 
 
+def calls_by_name(items: Any) -> list[dict[str, Any]]:
+    """``[{name: arguments}]`` of items that must each be ``{"name", "arguments", ...}``."""
+    out = []
+    for call in items:
+        if not isinstance(call, dict) or "name" not in call or "arguments" not in call:
+            raise DecodeError(f"a call without a name or arguments: {short_repr(call, 120)}")
+        try:
+            out.append({call["name"]: call["arguments"]})
+        except TypeError as exc:
+            raise DecodeError(f"a call's name cannot be read: {exc}") from None
+    return out
+
+
+def join_user_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of the messages with each run of consecutive user messages joined into one,
+    their texts separated by a blank line (as the handlers that need alternating turns do)."""
+    joined: list[dict[str, Any]] = []
+    for message in messages:
+        if message.get("role") == "user" and joined and joined[-1].get("role") == "user":
+            last = joined[-1]
+            joined[-1] = {**last, "content": f"{content_text(last)}\n\n{content_text(message)}"}
+        else:
+            joined.append(dict(message))
+    return joined
+
+
 def split_reasoning(text: str) -> tuple[str, str]:
     """``(answer, reasoning)`` as the Qwen-style handlers split a raw answer: the answer is
     what follows the last ``</think>`` (leading newlines removed), the reasoning the text
@@ -117,4 +144,12 @@ def split_reasoning(text: str) -> tuple[str, str]:
     return parts[-1].lstrip("\n"), reasoning
 
 
-__all__ = ["Decoder", "Family", "RawAnswer", "content_text", "split_reasoning"]
+__all__ = [
+    "Decoder",
+    "Family",
+    "RawAnswer",
+    "calls_by_name",
+    "content_text",
+    "join_user_messages",
+    "split_reasoning",
+]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_bfcl.handlers.base import Family, content_text
+from pytest_bfcl.handlers.base import Family, content_text, join_user_messages
 
 
 class GemmaFamily(Family):
@@ -14,13 +14,7 @@ class GemmaFamily(Family):
     name = "gemma"
 
     def prepare_turn(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        joined: list[dict[str, Any]] = []
-        for message in messages:
-            if message.get("role") == "user" and joined and joined[-1].get("role") == "user":
-                last = joined[-1]
-                joined[-1] = {**last, "content": f"{content_text(last)}\n\n{content_text(message)}"}
-            else:
-                joined.append(dict(message))
+        joined = join_user_messages(messages)
         for message in joined:
             if message.get("role") == "assistant":
                 message["role"] = "model"

@@ -10,8 +10,8 @@ import copy
 import json
 from typing import Any
 
+from pytest_bfcl.dataset.openapi_tools import cast_properties
 from pytest_bfcl.dataset.texts import load_texts
-from pytest_bfcl.dataset.tool_types import cast_properties
 from pytest_bfcl.decode import DecodeError
 from pytest_bfcl.decode.limits import check_text_length, check_value
 from pytest_bfcl.decode.limits import short_repr as _short

@@ -13,7 +13,7 @@ from pytest_bfcl.decode import DecodeError
 from pytest_bfcl.decode.limits import check_text_length, check_value
 from pytest_bfcl.decode.limits import short_repr as _short
 from pytest_bfcl.decode.prompting import PromptFormat
-from pytest_bfcl.handlers.base import Decoder, Family, content_text
+from pytest_bfcl.handlers.base import Decoder, Family, calls_by_name, content_text
 from pytest_bfcl.handlers.texts import module_text
 
 SYSTEM = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
@@ -70,15 +70,7 @@ class HammerDecoder(Decoder):
         value = _loaded(text)
         if not isinstance(value, list | dict | str):
             raise DecodeError(f"not a list of calls: {_short(value, 80)}")
-        out = []
-        for call in value:  # a dict iterates its keys, which fail as calls below
-            if not isinstance(call, dict) or "name" not in call or "arguments" not in call:
-                raise DecodeError(f"a call without a name or arguments: {_short(call, 120)}")
-            try:
-                out.append({call["name"]: call["arguments"]})
-            except TypeError as exc:
-                raise DecodeError(f"a call's name cannot be read: {exc}") from None
-        return out
+        return calls_by_name(value)  # a dict iterates its keys, which fail as calls
 
     def decode_execute(self, text: Any) -> list[str]:
         value = _loaded(text)

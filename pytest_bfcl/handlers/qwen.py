@@ -196,20 +196,27 @@ class QwenFCFamily(Family):
     name = "qwen-fc"
     system_prompt = False
     decoder = QwenFCDecoder()
+    # the handler method whose string literals hold the instruction texts
+    prompt_method = _FC_PROMPT
 
     def render(self, messages: list[dict[str, Any]], functions: list[dict[str, Any]]) -> str:
+        return self.head(messages, functions) + _turns(messages, with_calls=True)
+
+    def head(self, messages: list[dict[str, Any]], functions: list[dict[str, Any]]) -> str:
+        """The system turn: the question's system message and the tools block."""
+        system = messages[0].get("role") == "system"
         if functions:
             head = "<|im_start|>system\n"
-            if messages[0].get("role") == "system":
+            if system:
                 head += content_text(messages[0]) + "\n\n"
-            head += text_starting(self.root, _FC_PROMPT, "# Tools")
-            head += "".join(f"\n{json.dumps(doc)}" for doc in functions)
-            head += text_starting(self.root, _FC_PROMPT, "\n</tools>")
-        elif messages[0].get("role") == "system":
-            head = f"<|im_start|>system\n{content_text(messages[0])}<|im_end|>\n"
-        else:
-            head = ""
-        return head + _turns(messages, with_calls=True)
+            return head + self.tools_block(functions)
+        return f"<|im_start|>system\n{content_text(messages[0])}<|im_end|>\n" if system else ""
+
+    def tools_block(self, functions: list[dict[str, Any]]) -> str:
+        """The instructions around the functions, one JSON object a line, to the turn's end."""
+        out = text_starting(self.root, self.prompt_method, "# Tools")
+        out += "".join(f"\n{json.dumps(doc)}" for doc in functions)
+        return out + text_starting(self.root, self.prompt_method, "\n</tools>")
 
     def read(self, raw: str) -> RawAnswer:
         calls = extract_tool_calls(raw)  # the whole answer, reasoning included

@@ -90,3 +90,32 @@ def _constants(path: Path) -> dict[str, object]:
         return module_constants(path)
     except (OSError, SyntaxError) as exc:
         raise DatasetError(f"cannot read the handler module {path}: {exc}") from None
+
+
+@cache
+def init_value(root: Path, module: str, class_name: str, attribute: str) -> object:
+    """The literal a handler's ``__init__`` assigns to ``self.attribute`` (its stop token
+    ids, say), read without running it."""
+    path = root / LOCAL_HANDLER_DIR / f"{module}.py"
+    try:
+        tree = ast.parse(read_small_text(path, SOURCE_MAX))
+    except (OSError, ValueError, SyntaxError) as exc:
+        raise DatasetError(f"cannot read the handler module {path}: {exc}") from None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ClassDef) and node.name == class_name):
+            continue
+        for item in node.body:
+            if not (isinstance(item, ast.FunctionDef) and item.name == "__init__"):
+                continue
+            for stmt in ast.walk(item):
+                if isinstance(stmt, ast.Assign) and any(
+                    isinstance(t, ast.Attribute) and t.attr == attribute for t in stmt.targets
+                ):
+                    try:
+                        return ast.literal_eval(stmt.value)
+                    except ValueError:
+                        break
+    raise DatasetError(
+        f"the pinned release's {class_name}.__init__ ({module}.py) sets no literal "
+        f"{attribute}; this release is not known to pytest-bfcl"
+    )

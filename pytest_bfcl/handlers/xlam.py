@@ -27,7 +27,9 @@ _INSTRUCTIONS = (
 _DEFAULT_SYSTEM = "You are a helpful assistant that can use tools"
 
 
-def _calls(text: Any) -> list[tuple[Any, Any]]:
+def _calls(text: Any, semicolons: bool = True) -> list[tuple[Any, Any]]:
+    """``(name, arguments)`` of each call: a JSON list or object, else (``semicolons``) JSON
+    objects separated by ``;``."""
     if not isinstance(text, str):
         raise DecodeError(f"expected the answer's text, got {_short(text, 80)}")
     check_text_length(text)
@@ -35,7 +37,9 @@ def _calls(text: Any) -> list[tuple[Any, Any]]:
         calls = json.loads(text)
         if not isinstance(calls, list):
             calls = [calls]
-    except json.JSONDecodeError:
+    except json.JSONDecodeError as exc:
+        if not semicolons:
+            raise DecodeError(f"unreadable JSON: {exc}") from None
         parts = text.split(";")
         if len(parts) > MAX_CALLS:
             raise DecodeError(f"{len(parts):,} calls; at most {MAX_CALLS:,} are read") from None
@@ -55,15 +59,17 @@ def _calls(text: Any) -> list[tuple[Any, Any]]:
 
 
 class XlamDecoder(Decoder):
+    semicolons = True  # calls separated by ";" read where the text is not JSON
+
     def decode_ast(self, text: Any, language: str, fmt: PromptFormat) -> Any:
         try:
-            return [{name: arguments} for name, arguments in _calls(text)]
+            return [{name: arguments} for name, arguments in _calls(text, self.semicolons)]
         except TypeError as exc:  # an unhashable name
             raise DecodeError(f"a call's name cannot be read: {exc}") from None
 
     def decode_execute(self, text: Any) -> list[str]:
         out = []
-        for name, arguments in _calls(text):
+        for name, arguments in _calls(text, self.semicolons):
             if not isinstance(arguments, dict):
                 raise DecodeError(f"arguments that are not an object: {_short(arguments, 80)}")
             rendered = ",".join(f"{key}={value!r}" for key, value in arguments.items())
@@ -75,6 +81,7 @@ class _XlamFamily(Family):
     system_prompt = False
     decoder = XlamDecoder()
     module = ""
+    default_system = _DEFAULT_SYSTEM  # how the handler's own system message begins
     # (start, system opening, end of turn, a role's opening {role}, tool results' opening)
     markup: tuple[str, str, str, str, str] = ("", "", "", "", "")
 
@@ -83,7 +90,7 @@ class _XlamFamily(Family):
 
     def render(self, messages: list[dict[str, Any]], functions: list[dict[str, Any]]) -> str:
         begin, system_open, end, role_open, tool_open = self.markup
-        system, rest = self._text(_DEFAULT_SYSTEM), messages
+        system, rest = self._text(self.default_system), messages
         if messages[0].get("role") == "system":
             system, rest = content_text(messages[0]).strip(), messages[1:]
         out = [begin, system_open, system + "\n"]
@@ -135,3 +142,19 @@ class XlamQwenFamily(_XlamFamily):
         "<|im_start|>{role}\n",
         "<|im_start|>tool\n",
     )
+
+
+class BitAgentDecoder(XlamDecoder):
+    semicolons = False
+
+
+class BitAgentFamily(_XlamFamily):
+    """BitAgent's handler (``BitAgentHandler``): xLAM's Llama prompt with BitAgent's own
+    system message, and its decoder without the ``;`` fallback."""
+
+    handlers = ("BitAgentHandler",)
+    name = "bitagent"
+    module = "bitagent"
+    default_system = "You are a helpful Assistant named BitAgent"
+    decoder = BitAgentDecoder()
+    markup = XlamLlamaFamily.markup

@@ -7,8 +7,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pytest_bfcl.dataset.openapi_tools import (
+    OPENAPI_TYPES,
+    ToolSchemaError,
+    shown_name,
+    to_openai_tools,
+)
 from pytest_bfcl.dataset.texts import ProtocolTexts
-from pytest_bfcl.dataset.tool_types import cast_properties
 from pytest_bfcl.decode.prompting import PromptFormat
 
 # -- language hints (all modes) -----------------------------------------------------------------
@@ -46,39 +51,6 @@ def _hint_parameter(schema: dict[str, Any], language: str, texts: ProtocolTexts)
         schema["description"] += texts.js_dict.render(json.dumps(schema["properties"]))
         del schema["properties"]
     schema["type"] = "string"
-
-
-# -- function-calling mode ----------------------------------------------------------------------
-
-
-def shown_name(name: str, underscore_names: bool = True) -> str:
-    """A function's name as a model is shown it in function-calling mode: with the
-    function-name convention on, dots become underscores (OpenAI's names allow none) and the
-    checker maps them back; with it off, the name as the docs write it, which is what the
-    checker expects."""
-    return name.replace(".", "_") if underscore_names else name
-
-
-def to_openai_tools(
-    docs: list[dict[str, Any]], texts: ProtocolTexts, underscore_names: bool = True
-) -> list[dict[str, Any]]:
-    """OpenAI Chat Completions tools, named as :func:`shown_name` says."""
-    tools = []
-    for doc in docs:
-        parameters = dict(doc.get("parameters", {}))
-        parameters["type"] = "object"
-        parameters["properties"] = cast_properties(
-            parameters.get("properties", {}), texts.float_hint
-        )
-        function = {
-            "name": shown_name(doc["name"], underscore_names),
-            "description": doc.get("description", ""),
-            "parameters": parameters,
-        }
-        if "response" in doc:
-            function["response"] = doc["response"]
-        tools.append({"type": "function", "function": function})
-    return tools
 
 
 # -- prompting mode -----------------------------------------------------------------------------
@@ -193,3 +165,15 @@ def insert_system_prompt(messages: list[dict[str, Any]], prompt: str) -> list[di
         first = {**messages[0], "content": f"{prompt}\n\n{messages[0]['content']}"}
         return [first, *messages[1:]]
     return [{"role": "system", "content": prompt}, *messages]
+
+
+__all__ = [
+    "OPENAPI_TYPES",
+    "ToolSchemaError",
+    "insert_system_prompt",
+    "render_docs",
+    "shown_name",
+    "system_prompt",
+    "to_openai_tools",
+    "with_language_hints",
+]

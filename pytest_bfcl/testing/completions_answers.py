@@ -23,6 +23,8 @@ _GRANITE_4_AFTER_RESULTS = (
 _PHI_FC_CALL = f"<|tool_call|>{_JSON_CALL}<|/tool_call|>"
 _GRANITE_FC_CALL = '<function_call> {"name": "ls", "arguments": {"a": true}}'
 _GEMMA_CALL = "<start_function_call>call:ls{a:true}<end_function_call>"
+_GLM_CALL = 'ls\n{"a": true}'
+
 DONE = "Done."
 
 # How a prompt ends right after tool results, by markup.
@@ -35,6 +37,8 @@ _AFTER_RESULTS = (
 
 def completion_text(prompt: str) -> str:
     """The answer to a prompt: a call after a query, text after tool results."""
+    if _is_glm(prompt):
+        return DONE if _glm_after_results(prompt) else _GLM_CALL
     if _ends_with_results(prompt):
         # Granite's function-calling handler reads any text as a call: only silence ends a turn
         return "" if "<|function_call_library|>" in prompt else DONE
@@ -58,6 +62,18 @@ def completion_text(prompt: str) -> str:
     if prompt.startswith("<|system|>") and "<tools>" in prompt:
         return _FALCON_CALL
     return _PYTHON_CALL
+
+
+def _is_glm(prompt: str) -> bool:
+    """GLM's markup: ``<|role|>\\n`` turns and an assistant opening with no newline (Phi-4-mini
+    also opens with ``<|assistant|>``, but ends its turns with ``<|end|>``)."""
+    return prompt.endswith("<|assistant|>") and "<|end|>" not in prompt
+
+
+def _glm_after_results(prompt: str) -> bool:
+    body = prompt[: -len("<|assistant|>")]
+    last_tool = body.rfind("<|tool|>\n")
+    return last_tool > max(body.rfind("<|user|>\n"), body.rfind("<|assistant|>\n"))
 
 
 def _ends_with_results(prompt: str) -> bool:

@@ -7,6 +7,7 @@ line naming the families that work."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -28,12 +29,25 @@ def _truth_answer(dataset, ids, form):
         entry = next(e for e in entries if e.question[0][-1].content in body["prompt"])
         name, params = next(iter(answers[entry.id].ground_truth[0].items()))
         args = {k: v[0] for k, v in params.items() if v and v[0] != ""}
+        if form == "glm":  # GLM's call: the name as its tools show it, then the arguments
+            return f"{name.replace('.', '_')}\n{json.dumps(args)}"
         if form == "fc":
             call = json.dumps({"name": name, "arguments": args})
             return f"<think>\nEasy.\n</think>\n\n<tool_call>\n{call}\n</tool_call>"
         return f"[{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})]"
 
     return answer
+
+
+def _question_asked(dataset, texts, body):
+    """The messages and function docs of the entry a request asks."""
+    entry = next(
+        _entry(dataset, i)
+        for i in IDS
+        if _entry(dataset, i).question[0][-1].content in body["prompt"]
+    )
+    docs = with_language_hints(entry.function_sources(), entry.language, texts)
+    return [m.model_dump() for m in entry.question[0]], docs
 
 
 def _run(pytester, server, data_source, leaderboard_model, tmp_path, *extra):
@@ -64,14 +78,7 @@ def test_qwen_fc_asks_completions_with_the_handlers_prompt_and_passes(
     assert len(server.requests) == len(IDS)
     family = family_for("QwenFCHandler", data_source.unpacked_root, "Qwen/Qwen3-8B")
     for body in server.requests:
-        entry = next(
-            _entry(dataset, i)
-            for i in IDS
-            if _entry(dataset, i).question[0][-1].content in body["prompt"]
-        )
-        docs = with_language_hints(entry.function_sources(), entry.language, texts)
-        messages = [m.model_dump() for m in entry.question[0]]
-        assert body["prompt"] == family.render(messages, docs)
+        assert body["prompt"] == family.render(*_question_asked(dataset, texts, body))
         assert body["temperature"] == 0.001
         words = len(body["prompt"].split())  # the fake server's token count
         assert body["max_tokens"] == max_tokens_for(words, 3000) < 4096
@@ -81,6 +88,20 @@ def test_qwen_fc_asks_completions_with_the_handlers_prompt_and_passes(
     assert meta["wire_format"] == "completions:qwen-fc"
     assert meta["model_info"]["handler"]["family"] == "qwen-fc"
     assert "asked on the completions route as its handler QwenFCHandler asks" in out
+
+
+def test_glm_sends_its_stop_token_ids_and_its_prompt_and_passes(
+    pytester, dataset, data_source, texts, tmp_path
+):
+    with CompletionsServer(_truth_answer(dataset, IDS, "glm"), context=3000) as server:
+        result, report = _run(pytester, server, data_source, "THUDM/glm-4-9b-chat", tmp_path)
+    assert result.parseoutcomes().get("passed") == len(IDS), result.stdout.str()[-3000:]
+    family = family_for("GLMHandler", data_source.unpacked_root, "THUDM/glm-4-9b-chat")
+    for body in server.requests:  # the question alone: no benchmark system prompt
+        assert body["prompt"] == family.render(*_question_asked(dataset, texts, body))
+        assert body["prompt"].startswith("[gMASK]<sop><|system|>")
+        assert body["stop_token_ids"] == [151329, 151336, 151338]
+    assert json.loads(report.read_text())["metadata"]["wire_format"] == "completions:glm"
 
 
 def test_qwen_prompt_puts_the_benchmarks_system_prompt_first(
@@ -147,3 +168,27 @@ def test_max_tokens_rule():
     assert max_tokens_for(100, 1000) == 898
     assert max_tokens_for(999, 1000) == 1000  # no room: the handlers ask 1000 anyway
     assert max_tokens_for(998, 1000) == 0
+
+
+def test_mistral_feeds_each_result_back_under_the_id_its_call_was_shown_with(
+    pytester, data_source, tmp_path
+):
+    call = '[{"name": "ls", "arguments": {"a": true}}, {"name": "pwd", "arguments": {}}]'
+
+    def answer(body):
+        return "Done." if body["prompt"].endswith("[/TOOL_RESULTS]") else call
+
+    with CompletionsServer(answer) as server:
+        result = pytester.runpytest_subprocess(
+            "--bfcl-model=test-model", f"--bfcl-base-url={server.base_url}",
+            "--bfcl-leaderboard-model=mistralai/Ministral-8B-Instruct-2410",
+            "--bfcl-category=multi_turn_base", f"--bfcl-data={data_source.data_dir}",
+            "--bfcl-no-cache", "bfcl/multi_turn_base::multi_turn_base_0", "-p", "no:cacheprovider",
+        )  # fmt: skip
+    assert result.ret in (0, 1), result.stdout.str()[-3000:]  # scored, right or wrong
+    after_results = [b["prompt"] for b in server.requests if "[TOOL_RESULTS]" in b["prompt"]]
+    assert after_results
+    for prompt in after_results:
+        shown = re.findall(r'"id": "(\w{9})"', prompt)
+        fed_back = re.findall(r'"call_id": "(\w{9})"', prompt)
+        assert len(fed_back) == len(shown) >= 2 and fed_back == shown

@@ -4,6 +4,9 @@ other handlers, and the recording server's answers in each family's syntax."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from pytest_bfcl.dataset.fetch import DatasetError
@@ -13,7 +16,7 @@ from pytest_bfcl.handlers import decoder_for, family_for, supported_handlers, un
 from pytest_bfcl.handlers.base import split_reasoning
 from pytest_bfcl.handlers.llama import Llama31Decoder
 from pytest_bfcl.handlers.qwen import tool_call_bodies
-from pytest_bfcl.handlers.texts import text_starting
+from pytest_bfcl.handlers.texts import init_value, text_starting
 from pytest_bfcl.testing.completions_answers import DONE, completion_text
 
 FMT = PromptFormat()
@@ -126,3 +129,101 @@ def test_the_recording_server_answers_granite_prompts_without_an_assistant_openi
     results = query + "<|start_of_role|>tool<|end_of_role|>r<|end_of_text|>\n"
     assert completion_text(query).startswith("<|tool_call|>[")
     assert completion_text(results) == DONE
+
+
+def test_glm_sends_the_stop_token_ids_its_handler_sets(data_source):
+    family = family_for("GLMHandler", data_source.unpacked_root, "THUDM/glm-4-9b-chat")
+    fields = family.request_fields()
+    assert fields == {"stop_token_ids": [151329, 151336, 151338]}
+    fields["stop_token_ids"].append(0)  # a request's copy: the next request is unchanged
+    assert family.request_fields()["stop_token_ids"] == [151329, 151336, 151338]
+    assert family_for("QwenFCHandler", data_source.unpacked_root).request_fields() == {}
+
+
+def test_a_handler_that_sets_no_such_value_is_refused_in_one_line(data_source):
+    with pytest.raises(DatasetError, match="sets no literal stop_token_ids"):
+        init_value(data_source.unpacked_root, "minicpm", "MiniCPMHandler", "stop_token_ids")
+
+
+def test_mistral_gives_each_call_an_id_drawn_from_the_call_and_feeds_results_back_by_it(
+    data_source,
+):
+    family = family_for("MistralFCHandler", data_source.unpacked_root)
+    raw = '[{"name": "ls", "arguments": {"a": true}}, {"name": "pwd", "arguments": {}}]'
+    answer = family.read(raw)
+    assert answer.text == [{"ls": {"a": True}}, {"pwd": {}}]
+    shown = json.loads(answer.echo["content"].removeprefix("[TOOL_CALLS]"))
+    ids = [call["id"] for call in shown]
+    assert all(len(i) == 9 and i.isalnum() for i in ids) and ids[0] != ids[1]
+    assert family.read(raw).echo == answer.echo  # the same answer, the same prompt after it
+    calls = family.decoder.decode_execute(answer.text)
+    results = family.tool_results(calls, ["r0", "r1"])
+    assert [r["tool_call_id"] for r in results] == ids
+    assert family.read("Plain text.").text == "Plain text."
+    with pytest.raises(DecodeError):
+        family.read('{"name": "ls", "arguments": {}}')  # an object: the handler fails on it
+
+
+@pytest.mark.parametrize(
+    ("handler", "text"),
+    [
+        ("GLMHandler", "f\n" + "[" * 5000),
+        ("GLMHandler", "f\n" + "1" * 300_000),
+        ("MistralFCHandler", "[" * 5000),
+        ("ThinkAgentHandler", "<think></think>" + "[" * 5000),
+        ("BitAgentHandler", "[" * 5000),
+        ("BitAgentHandler", '{"name": "f", "arguments": {}}; {"name": "g", "arguments": {}}'),
+    ],
+)
+def test_the_new_decoders_fail_odd_output_as_the_models_failure(data_source, handler, text):
+    family = family_for(handler, data_source.unpacked_root)
+    with pytest.raises(DecodeError):
+        answer = family.read(text)
+        family.decoder.decode_ast(answer.text, "python", FMT)
+
+
+def test_which_of_the_new_families_decode_their_own_way():
+    for handler in ("GLMHandler", "MistralFCHandler", "BitAgentHandler", "ThinkAgentHandler"):
+        assert decoder_for(handler) is not None, handler
+    for handler in ("PelicanVLFCHandler", "NanbeigeFCHandler"):
+        assert decoder_for(handler) is decoder_for("QwenFCHandler")
+    for handler in ("MiniCPMHandler", "BielikHandler", "DeepseekReasoningHandler"):
+        assert decoder_for(handler) is None, handler  # the prompting decoders
+    assert decoder_for("MistralFCHandler", [{"f": {}}]) is not None  # it stores calls
+
+
+def test_without_functions_pelican_and_nanbeige_open_with_their_default_system_turn(
+    data_source,
+):
+    question = [{"role": "user", "content": "hi"}]
+    pelican = family_for("PelicanVLFCHandler", data_source.unpacked_root).render(question, [])
+    assert pelican.startswith("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n")
+    nanbeige = family_for("NanbeigeFCHandler", data_source.unpacked_root).render(question, [])
+    assert nanbeige.startswith("<|im_start|>system\n ") and nanbeige.count("<|im_end|>") == 2
+    system = [{"role": "system", "content": "S"}, *question]
+    for handler in ("PelicanVLFCHandler", "NanbeigeFCHandler"):
+        prompt = family_for(handler, data_source.unpacked_root).render(system, [])
+        assert prompt.startswith("<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nhi")
+
+
+def test_deepseek_makes_system_messages_user_ones_joined_with_the_question():
+    from pytest_bfcl.handlers.deepseek import DeepseekReasoningFamily
+
+    family = DeepseekReasoningFamily(Path("."))
+    turn = [{"role": "system", "content": "S"}, {"role": "user", "content": "Q"}]
+    assert family.prepare_turn(turn) == [{"role": "user", "content": "S\n\nQ"}]
+    assert turn[0]["role"] == "system"  # the question itself is left as it is
+    answer = family.read("<think>\nplan\n</think>\n\n[f()]")
+    assert answer.text == "\n\n[f()]" and answer.echo["content"].startswith("<think>")
+
+
+@pytest.mark.parametrize(
+    ("prompt", "answer"),
+    [
+        ("[gMASK]<sop><|system|>\nt<|user|>\nq<|assistant|>", 'ls\n{"a": true}'),
+        ('<|user|>\nq<|assistant|>\nls\n{"a": true}<|tool|>\nr<|assistant|>', DONE),
+        ("<|user|>q<|end|><|assistant|>", "[ls(a=True)]"),  # Phi-4-mini, not GLM
+    ],
+)
+def test_the_recording_server_answers_glm_prompts_in_glms_syntax(prompt, answer):
+    assert completion_text(prompt) == answer

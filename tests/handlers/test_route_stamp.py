@@ -65,7 +65,7 @@ def test_the_html_header_names_the_route_and_the_leaderboard_line():
 
 def test_stored_answers_of_an_unreproduced_family_are_still_scored(data_source):
     settings = as_leaderboard_scores(
-        build_settings({"model": "replay:results", "leaderboard_model": "THUDM/glm-4-9b-chat"}),
+        build_settings({"model": "replay:results", "leaderboard_model": "qwen3-4b-think-FC"}),
         data_source,
     )
     assert settings.wire_format == "chat-completions"
