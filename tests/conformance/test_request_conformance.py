@@ -171,6 +171,8 @@ def test_our_side_asks_for_the_slice_only_on_the_leaderboard_models_wire_format(
     assert all(body["model"] == "gpt-4.1-2025-04-14" and "input" in body for body in run.requests)
     firsts = [body for body in run.requests if position(body) == (0, 0)]
     assert len(firsts) == 2
+    kept = (tmp_path / "ours" / "multi_turn_base" / "requests.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in kept] == run.requests  # for a look with --keep
 
 
 @pytest.mark.parametrize(

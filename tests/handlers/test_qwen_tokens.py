@@ -170,25 +170,48 @@ def test_max_tokens_follows_the_real_counts_in_a_wide_and_a_short_window(
     assert 1000 in expected and any(e != 1000 for e in expected)
 
 
-def test_the_route_asks_the_max_tokens_the_release_asked(
-    pytester, dataset, data_source, checkpoint, tmp_path
+def _goldens() -> list[dict]:
+    return json.loads(GOLDENS.read_text())["requests"]
+
+
+def _folder_for(context: int, checkpoint: Path, tmp_path: Path) -> Path:
+    if context == 40960:
+        return checkpoint
+    folder = tmp_path / f"ctx{context}"
+    return folder if folder.exists() else _small_window(checkpoint, folder, context)
+
+
+def test_our_prompts_and_max_tokens_are_the_releases(
+    dataset, data_source, texts, checkpoint, tmp_path
 ):
-    """The release's requests, recorded with this tokenizer: same prompt, same max_tokens."""
-    goldens = json.loads(GOLDENS.read_text())
-    single = [g for g in goldens["requests"] if g["category"] == "simple_python"]
-    assert single, "no simple_python request in the goldens"
-    for context in sorted({g["context"] for g in single}):
-        folder = checkpoint if context == 40960 else _small_window(
-            checkpoint, tmp_path / f"ctx{context}", context
-        )  # fmt: skip
-        for model in sorted({g["model"] for g in single if g["context"] == context}):
-            wanted = [g for g in single if g["context"] == context and g["model"] == model]
-            seen = _route_requests(pytester, data_source, model, folder, wanted, tmp_path)
-            for golden in wanted:
-                body = seen[golden["prompt_sha256"]]
-                assert body["max_tokens"] == golden["max_tokens"], golden["id"]
-                count = len(_checkpoint_ids(folder, body["prompt"]))
-                assert body["max_tokens"] == max_tokens_for(count, context)
+    """The release's first requests, recorded with this tokenizer in a 40,960 and a 4,096
+    window: the same prompt, the same max_tokens."""
+    goldens = _goldens()
+    assert {g["context"] for g in goldens} == {40960, 4096}
+    assert any(g["max_tokens"] < 4096 for g in goldens)  # counts at work, not only the cap
+    entries = dataset.entry_map("simple_python")
+    budgets = {c: local_budget(_folder_for(c, checkpoint, tmp_path)) for c in (40960, 4096)}
+    for golden in goldens:
+        handler = {m: h for h, m in QWEN_MODELS}[golden["model"]]
+        family = family_for(handler, data_source.unpacked_root, golden["model"])
+        prompt = _prompt(family, entries[golden["id"]], texts)
+        assert hashlib.sha256(prompt.encode()).hexdigest() == golden["prompt_sha256"]
+        assert budgets[golden["context"]].max_tokens(prompt) == golden["max_tokens"], golden
+
+
+@pytest.mark.parametrize("model", ["Qwen/Qwen3-8B", "Qwen/Qwen3-8B-FC"])
+def test_the_route_asks_the_max_tokens_the_release_asked(
+    pytester, data_source, checkpoint, tmp_path, model
+):
+    """End to end, in the window where the count decides max_tokens."""
+    wanted = [g for g in _goldens() if g["context"] == 4096 and g["model"] == model]
+    folder = _folder_for(4096, checkpoint, tmp_path)
+    seen = _route_requests(pytester, data_source, model, folder, wanted)
+    for golden in wanted:
+        body = seen[golden["prompt_sha256"]]
+        assert body["max_tokens"] == golden["max_tokens"], golden["id"]
+        count = len(_checkpoint_ids(folder, body["prompt"]))
+        assert body["max_tokens"] == max_tokens_for(count, 4096) < 4096
 
 
 def _checkpoint_ids(folder: Path, text: str) -> list[int]:
@@ -201,7 +224,7 @@ def _checkpoint_ids(folder: Path, text: str) -> list[int]:
     )
 
 
-def _route_requests(pytester, data_source, model, folder, wanted, tmp_path):
+def _route_requests(pytester, data_source, model, folder, wanted):
     """pytest-bfcl's first requests for the golden entries, by their prompt's sha256."""
     with CompletionsServer(lambda body: "I cannot help.") as server:
         result = pytester.runpytest_subprocess(
