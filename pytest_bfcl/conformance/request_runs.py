@@ -28,6 +28,7 @@ from pytest_bfcl.files import read_file_tail
 from pytest_bfcl.testing.recording_server import RecordingServer
 
 ID_FILE = "test_case_ids_to_generate.json"
+REQUESTS_FILE = "requests.jsonl"  # each side's recorded requests, in its folder
 # pytest's exit statuses that still mean "the run happened": all passed, some failed.
 _RUN_COMPLETED = (0, 1)
 _TAIL_LINES = 20
@@ -98,6 +99,15 @@ def _run_logged(
     return proc.returncode, time.monotonic() - started
 
 
+def _recorded(server: RecordingServer, root: Path) -> list[dict[str, Any]]:
+    """The requests the server recorded since the last take, also kept in the side's folder
+    (``requests.jsonl``, one request a line) for a closer look with ``--keep``."""
+    sent = [r.body for r in server.take()]
+    lines = "".join(json.dumps(body, ensure_ascii=False) + "\n" for body in sent)
+    (root / REQUESTS_FILE).write_text(lines, encoding="utf-8")
+    return sent
+
+
 def run_official(
     python: Path,
     server: RecordingServer,
@@ -127,7 +137,7 @@ def run_official(
     log = root / "generate.log"
     server.take()
     status, seconds = _run_logged(cmd, root, env, log, timeout)
-    sent = [r.body for r in server.take()]
+    sent = _recorded(server, root)
     problem = None
     if status is None:
         problem = f"bfcl generate ran past {timeout:.0f} s"
@@ -180,7 +190,7 @@ def run_ours(
     log = root / "pytest-bfcl.log"
     server.take()
     status, seconds = _run_logged(cmd, root, env, log, timeout)
-    sent = [r.body for r in server.take()]
+    sent = _recorded(server, root)
     problem = None
     if status is None:
         problem = f"pytest-bfcl ran past {timeout:.0f} s"

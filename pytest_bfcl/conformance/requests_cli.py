@@ -100,8 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--tokenizer",
         type=Path,
         help="open-weight entries: the checkpoint folder both harnesses count prompt tokens "
-        "with (tokenizer.json, tokenizer_config.json, config.json); default: a word-level "
-        "tokenizer made for the run",
+        "with (tokenizer.json, tokenizer_config.json, config.json; tools/qwen_checkpoint.py "
+        "rebuilds Qwen's); default: a word-level tokenizer made for the run",
     )
     parser.add_argument("--json", type=Path, dest="json_out", help="write the comparison as JSON")
     parser.add_argument("--keep", type=Path, help="keep both harnesses' files here")

