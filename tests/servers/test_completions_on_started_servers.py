@@ -125,7 +125,11 @@ def test_server_cmd_asks_what_the_base_url_route_asks(pytester, tmp_path):
     info = meta["model_info"]
     assert info["kind"] == "started-server" and info["handler"]["family"] == "qwen-fc"
     assert info["handler"]["tokens"] == "the server's /tokenize"
-    assert "completions route" in out
+    assert (
+        "completions route: prompts rendered as the leaderboard's qwen-fc handler renders them, "
+        "asked on /v1/completions; prompt tokens counted by the server's /tokenize; on the "
+        "server --bfcl-server-cmd starts"
+    ) in out
 
 
 @pytest.mark.extra("handlers")
@@ -157,6 +161,10 @@ def test_vllm_under_xdist_starts_one_server_and_asks_what_the_base_url_route_ask
     # function-calling mode, and yet no tool-calling switch: the prompt holds the tools
     assert meta["mode"] == "fc"
     assert "--enable-auto-tool-choice" not in vllm["command"]
+    assert (
+        f"prompt tokens counted by tokenizer {folder}; vLLM started without "
+        "--enable-auto-tool-choice, a tool-call parser or a chat template of the plugin's\n"
+    ) in out
     log = (tmp_path / "first.log").read_text()
     assert "flags=[]" in log  # the stand-in prints the flags it was given beyond its own
     # answered from the cache: no server, the same verdicts
@@ -182,6 +190,7 @@ def test_server_counted_tokens_start_the_server_when_first_counted(pytester, tmp
     assert "error" not in _outcomes(result), result.stdout.str()[-3000:]
     assert _starts(stand_in) == 1 and recorded(tmp_path / "requests.jsonl", "tokenize")
     assert meta["model_info"]["handler"]["tokens"] == "the server's /tokenize"
+    assert "(it starts to count tokens even when the cache answers" in result.stdout.str()
 
 
 def test_server_cmd_under_xdist_starts_one_server(pytester, tmp_path, stand_in):
