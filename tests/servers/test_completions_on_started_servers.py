@@ -247,3 +247,34 @@ def test_a_vllm_checkpoint_folder_counts_the_prompt_with_its_tokenizer(
         count = len(tokenizer.encode(body["prompt"], add_special_tokens=False).ids)
         assert body["max_tokens"] == max_tokens_for(count, 5000)
     assert meta["model_info"]["handler"]["tokens"] == f"tokenizer {folder}"
+
+
+@pytest.mark.parametrize(
+    ("leaderboard_model", "route"),
+    [("Qwen/Qwen3-8B-FC", "completions:qwen-fc"), ("Qwen/Qwen3-8B", "completions:qwen")],
+)
+def test_the_cache_identity_holds_the_route_the_family_and_the_served_inputs(
+    tmp_path, leaderboard_model, route
+):
+    from pytest_bfcl.run.engine import BfclRun
+    from pytest_bfcl.servers.vllm_server import VllmCompletionsModel
+    from pytest_bfcl.settings import Settings
+
+    settings = Settings(
+        model="vllm:test-model",
+        vllm_exe=STAND_IN,
+        vllm_args="--max-model-len 4096",
+        leaderboard_model=leaderboard_model,
+        categories=["simple_python"],
+        cache_dir=tmp_path / "cache",
+    )
+    model = BfclRun.create(settings).model.model  # the built-in model, within its defaults
+    try:
+        assert isinstance(model, VllmCompletionsModel) and not model.started
+        identity = model.cache_identity({"prompt": "p"}, entry="simple_python_0")
+        assert identity["route"] == route
+        assert identity["identity"].startswith("vllm:test-model --max-model-len 4096")
+        assert model.metadata()["kind"] == "vllm"
+        assert model.metadata()["wire_format"] == route
+    finally:
+        model.close()
