@@ -4,6 +4,9 @@ own ``vllm`` command, waits for it, scores entries in function-calling mode on t
 in prompting mode (the model's own chat template, a multi-turn conversation included), and
 stops it leaving no process or temporary file behind; a rerun answered from the response cache
 starts no server (under xdist too), and replaying the written results gives the same verdicts.
+The ``handler`` tests ask as the leaderboard's Qwen handlers ask, on ``/v1/completions`` (the
+prompt rendered here, ``max_tokens`` from the checkpoint's tokenizer and window), with vLLM
+started without tool calling.
 
 Needs a vLLM environment, given by two environment variables (``.ci/vllm/prepare.sh`` makes
 one and prints them):
