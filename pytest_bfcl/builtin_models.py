@@ -10,6 +10,7 @@ from pytest_bfcl.names import hookimpl
 if TYPE_CHECKING:
     from pytest_bfcl.dataset.fetch import DataSource
     from pytest_bfcl.dataset.texts import ProtocolTexts
+    from pytest_bfcl.handlers.tokens import PromptBudget
     from pytest_bfcl.models.base import Model
     from pytest_bfcl.models.cache import ResponseCache
     from pytest_bfcl.models.endpoint_request import EndpointSettings
@@ -197,21 +198,15 @@ def _completions_model(
     hook: Any,
 ) -> Model:
     """The completions route: the leaderboard handler's family of ``--bfcl-leaderboard-model``
-    renders every prompt (:mod:`pytest_bfcl.handlers`)."""
+    renders every prompt (:mod:`pytest_bfcl.handlers`), on a base URL or on the servers the
+    plugin starts (``vllm:``, ``--bfcl-server-cmd``)."""
     from pytest_bfcl.dataset.fetch import DatasetError
     from pytest_bfcl.dataset.registry import load_model_registry, lookup
     from pytest_bfcl.handlers import family_for
-    from pytest_bfcl.handlers.tokens import local_budget
     from pytest_bfcl.models.base import ModelSpecError
-    from pytest_bfcl.models.completions import CompletionsModel
+    from pytest_bfcl.models.completions import CompletionsModel, HandlerRoute
     from pytest_bfcl.models.openai_chat import EndpointSettings
 
-    if settings.server_cmd or spec.startswith("vllm:"):
-        raise ModelSpecError(
-            "the completions route (--bfcl-leaderboard-model naming an open-weight entry) asks "
-            "a server given by --bfcl-base-url or $OPENAI_BASE_URL; start it yourself (vllm "
-            "serve ...), or ask through its chat template with --bfcl-wire-format=chat-completions"
-        )
     if not settings.leaderboard_model or source.unpacked_root is None:
         raise ModelSpecError(
             "--bfcl-wire-format=completions asks as a leaderboard handler does: name its entry "
@@ -225,13 +220,36 @@ def _completions_model(
             registered.api_model_name or registered.name,
             settings.tokenizer,
         )
-        budget = local_budget(settings.tokenizer) if settings.tokenizer else None
+        budget = _prompt_budget(spec, settings)
     except (LookupError, DatasetError) as exc:
         raise ModelSpecError(str(exc).strip("'\"")) from None
+    route = HandlerRoute(family, budget)
+    if settings.server_cmd:
+        from pytest_bfcl.servers.server_cmd import make_served_model
+
+        return make_served_model(spec, settings, scoring, texts, cache, hook, route)
+    if spec.startswith("vllm:"):
+        from pytest_bfcl.servers.vllm_server import make_vllm_model
+
+        return make_vllm_model(spec, settings, scoring, texts, cache, hook, route)
     endpoint = EndpointSettings.from_settings(
         settings, spec, settings.base_urls, settings.model_identity
     )
     return CompletionsModel(endpoint, scoring, texts, family, budget, cache, hook)
+
+
+def _prompt_budget(spec: str, settings: Settings) -> PromptBudget | None:
+    """What counts the prompt's tokens on the completions route: ``--bfcl-tokenizer``'s folder;
+    else the checkpoint folder ``vllm:PATH`` serves, when it holds a ``tokenizer.json`` and the
+    ``tokenizers`` package is installed; else None (the server's ``/tokenize``)."""
+    from pytest_bfcl.handlers.tokens import local_budget, reads_tokenizer
+
+    if settings.tokenizer:
+        return local_budget(settings.tokenizer)
+    folder = Path(spec.removeprefix("vllm:")).expanduser() if spec.startswith("vllm:") else None
+    if folder is not None and reads_tokenizer(folder):
+        return local_budget(folder)
+    return None
 
 
 def _sent_model_name(settings: Settings, source: DataSource) -> str:

@@ -71,6 +71,16 @@ def context_window(folder: Path) -> int:
     )
 
 
+def reads_tokenizer(folder: Path) -> bool:
+    """Whether the folder's ``tokenizer.json`` can count tokens here (it is there, and the
+    ``tokenizers`` package is installed)."""
+    if not (folder / "tokenizer.json").is_file():
+        return False
+    import importlib.util
+
+    return importlib.util.find_spec("tokenizers") is not None
+
+
 def local_budget(folder: Path) -> PromptBudget:
     """Counts with the checkpoint folder's ``tokenizer.json``; ``DatasetError`` (one line)
     when the folder or the ``tokenizers`` package is missing."""

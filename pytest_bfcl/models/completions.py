@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -38,6 +39,30 @@ from pytest_bfcl.routing.balancer import Replica, endpoint_url
 from pytest_bfcl.scoring import ScoringOptions
 
 WIRE_FORMAT = "completions"
+
+
+@dataclass(frozen=True)
+class HandlerRoute:
+    """How a leaderboard handler asks: its family (prompt, decoder, request fields) and the
+    token budget its ``max_tokens`` rule counts with (None: the server counts)."""
+
+    family: Family
+    budget: PromptBudget | None
+
+
+def client_arguments(
+    route: HandlerRoute | None,
+    endpoint: EndpointSettings,
+    scoring: ScoringOptions,
+    texts: ProtocolTexts,
+    cache: ResponseCache | None,
+    hook: Any,
+) -> tuple[Any, ...]:
+    """The positional arguments of the client a route asks with: the chat client's (None) or
+    :class:`CompletionsModel`'s, for a class that layers servers over either."""
+    if route is None:
+        return (endpoint, scoring, texts, cache, hook)
+    return (endpoint, scoring, texts, route.family, route.budget, cache, hook)
 
 
 class CompletionsReplica(Replica):
@@ -236,6 +261,7 @@ class CompletionsModel(OpenAIChatModel):
     def _get_json(
         self, method: str, url: str, replica: Replica, payload: dict[str, Any] | None
     ) -> dict[str, Any]:
+        self.ready()  # a server started on demand counts tokens once it runs
         content = json.dumps(payload).encode() if payload is not None else None
         try:
             response = self._http.request(method, url, content=content, headers=replica.headers)

@@ -229,7 +229,12 @@ class OpenAIChatModel:
 
     # -- sending ------------------------------------------------------------------------------
 
+    def ready(self) -> None:
+        """Make sure the servers that requests go to can take them, before anything is sent
+        (servers the session starts on demand start here); nothing for a given endpoint."""
+
     def _complete(self, request: dict[str, Any], session: str | None = None) -> dict[str, Any]:
+        self.ready()
         # The plain JSON goes straight to the endpoint and the answer is read as bytes: the
         # SDK's typed ``create`` re-walks every message and tool and builds models of the
         # response, which costs more CPU than the rest of a conversation step.

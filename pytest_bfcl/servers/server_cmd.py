@@ -8,6 +8,11 @@ else is the started-server life cycle of :mod:`pytest_bfcl.servers.server_proces
 in a log file with secrets masked, a clean stop at the end of the session, on Ctrl-C and on
 errors, and a server that dies stops the session once with the last lines of its log. Under
 pytest-xdist the controller starts it before the workers exist and they share it.
+
+On the completions route (``--bfcl-leaderboard-model`` naming an open-weight entry) the server
+is asked ``/v1/completions`` with the prompt the entry's handler renders here
+(:class:`ServedCompletionsModel`); prompt tokens are counted by ``--bfcl-tokenizer``'s folder, or
+the server's ``/tokenize``.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.models.base import ModelSpecError
+from pytest_bfcl.models.completions import CompletionsModel, HandlerRoute, client_arguments
 from pytest_bfcl.models.endpoint_request import EndpointSettings
 from pytest_bfcl.option_rules import SERVER_PORT_FIELD, server_command_words
 from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args
@@ -39,10 +45,17 @@ def server_command(template: str, port: int) -> list[str]:
 
 
 def make_served_model(
-    spec: str, settings: Any, scoring: Any, texts: Any, cache: Any, hook: Any
+    spec: str,
+    settings: Any,
+    scoring: Any,
+    texts: Any,
+    cache: Any,
+    hook: Any,
+    route: HandlerRoute | None = None,
 ) -> ServedChatModel:
     """The model ``spec`` (the name the server serves it under) on a server started from
-    ``--bfcl-server-cmd``, or on the controller's server for an xdist worker."""
+    ``--bfcl-server-cmd``, or on the controller's server for an xdist worker. ``route``: asked
+    on ``/v1/completions`` as that leaderboard handler asks; None: chat completions."""
     if spec.startswith(("vllm:", "replay:", "oracle:")) or spec == "oracle":
         raise ModelSpecError(
             "--bfcl-server-cmd starts the server of an endpoint model: give --bfcl-model the "
@@ -83,7 +96,13 @@ def make_served_model(
         settings.model_identity,
     )
     endpoint = EndpointSettings.from_settings(settings, spec, (url,), identity)
-    model = ServedChatModel(endpoint, scoring, texts, cache, hook, server, words, log)
+    model_class = ServedChatModel if route is None else ServedCompletionsModel
+    model = model_class(
+        *client_arguments(route, endpoint, scoring, texts, cache, hook),
+        server=server,
+        command=words,
+        log_path=log,
+    )
     model.inputs = inputs
     return model
 
@@ -93,17 +112,15 @@ class ServedChatModel(StartedServersModel):
 
     def __init__(
         self,
-        endpoint: Any,
-        scoring: Any,
-        texts: Any,
-        cache: Any,
-        hook: Any,
+        *client_args: Any,
         server: ServerProcess | None,
         command: list[str],
         log_path: Path,
+        **client_kwargs: Any,
     ) -> None:
+        """``client_args``, ``client_kwargs``: the client's own (its endpoint first)."""
         servers = [server] if server is not None else []  # none in an xdist worker
-        super().__init__(endpoint, scoring, texts, cache, hook, servers, [log_path])
+        super().__init__(*client_args, servers=servers, log_paths=[log_path], **client_kwargs)
         self.server = server
         self.command = command
         self.inputs: dict[str, str] = {}  # the files the command names, by content digest
@@ -124,3 +141,8 @@ class ServedChatModel(StartedServersModel):
         if self.server is None:
             return {}
         return {"server_shared_url": self.server.base_url, "server_shared_log": str(self.log_path)}
+
+
+class ServedCompletionsModel(ServedChatModel, CompletionsModel):
+    """The started server asked on ``/v1/completions`` as a leaderboard handler asks: the life
+    cycle of :class:`ServedChatModel` over the completions client."""

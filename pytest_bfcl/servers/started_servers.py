@@ -5,6 +5,11 @@ uses the controller's, knowing only their addresses and logs.
 What the two kinds share: a replica whose process died is given up at once with its log (a
 worker reads the notice the controller writes beside the log), and closing the model stops the
 servers it owns.
+
+The life cycle is layered over a client: the chat client here, and, combined with
+:class:`~pytest_bfcl.models.completions.CompletionsModel` (which derives from the chat client),
+the completions route of the leaderboard's open-weight handlers. Each layer takes its own
+arguments by keyword and passes the client's on, so one class combines both.
 """
 
 from __future__ import annotations
@@ -19,21 +24,19 @@ from pytest_bfcl.servers.server_process import ServerProcess, published_death
 class StartedServersModel(OpenAIChatModel):
     def __init__(
         self,
-        endpoint: Any,
-        scoring: Any,
-        texts: Any,
-        cache: Any,
-        hook: Any,
+        *client_args: Any,
         servers: list[ServerProcess],
         log_paths: list[Path],
+        **client_kwargs: Any,
     ) -> None:
-        """``servers``: the ones this process started (none in an xdist worker);
+        """``client_args``, ``client_kwargs``: the client's own (its endpoint first);
+        ``servers``: the ones this process started (none in an xdist worker);
         ``log_paths``: each base URL's server log, in the order of the endpoint's URLs."""
-        super().__init__(endpoint, scoring, texts, cache, hook)
+        super().__init__(*client_args, **client_kwargs)
         self.servers = servers
         self.log_paths = log_paths
         self._server_at = {s.base_url: s for s in servers}
-        self._log_at = dict(zip(endpoint.base_urls, log_paths, strict=True))
+        self._log_at = dict(zip(self.settings.base_urls, log_paths, strict=True))
         for server in servers:
             server.publish_death()  # for xdist workers, which cannot see the process
 

@@ -9,6 +9,12 @@ first worker asks (:mod:`pytest_bfcl.servers.start_request`), so a cached rerun 
 Each server runs in its own process group with its own port, log and ``CUDA_VISIBLE_DEVICES``
 (:mod:`pytest_bfcl.servers.server_process`); a replica that dies is taken out of rotation with
 its log's last lines, and the session stops only when every replica is gone.
+
+On the completions route (``--bfcl-leaderboard-model`` naming an open-weight entry) the same
+servers are asked ``/v1/completions`` with the prompt the entry's handler renders here
+(:class:`VllmCompletionsModel`): vLLM is started without ``--enable-auto-tool-choice`` (and
+needs no ``--tool-call-parser`` nor chat template), whatever the mode, since it reads no tools
+and applies no template on that route.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bfcl.models.base import ModelSpecError
+from pytest_bfcl.models.completions import CompletionsModel, HandlerRoute, client_arguments
 from pytest_bfcl.models.endpoint_errors import ServerDown
 from pytest_bfcl.models.endpoint_request import EndpointSettings
 from pytest_bfcl.redact import redact_args, redact_data, register_secrets_in_args
@@ -48,6 +55,7 @@ from pytest_bfcl.servers.vllm_launch import (
 __all__ = [
     "ServerStartError",
     "VllmChatModel",
+    "VllmCompletionsModel",
     "VllmServer",
     "free_port",
     "log_tail",
@@ -68,10 +76,12 @@ class VllmServer(ServerProcess):
 
 
 def serve_command(
-    executable: str, model: str, served_name: str, port: int, extra: list[str], mode: str
+    executable: str, model: str, served_name: str, port: int, extra: list[str], tool_calling: bool
 ) -> list[str]:
-    """``vllm serve`` with the address and name the plugin needs, the tool-calling switch in
-    function-calling mode, and the user's flags passed through untouched."""
+    """``vllm serve`` with the address and name the plugin needs, the tool-calling switch when
+    the model is asked for tool calls (function-calling mode on chat completions; never on the
+    completions route, whose prompts hold the tools), and the user's flags passed through
+    untouched."""
     command = [
         *vllm_command(executable),
         "serve",
@@ -83,7 +93,7 @@ def serve_command(
         "--served-model-name",
         served_name,
     ]
-    if mode == "fc":
+    if tool_calling:
         if not any(a.startswith("--tool-call-parser") for a in extra):
             raise ModelSpecError(
                 "native tool calling on vLLM needs the model's tool-call parser in "
@@ -170,7 +180,7 @@ def prepare_servers(
     model_path: str,
     served: str,
     extra: list[str],
-    mode: str,
+    tool_calling: bool,
     visible: str | None,
 ) -> list[VllmServer]:
     """One ``vllm serve`` per replica, each with its port, log, devices, and vLLM's caches and
@@ -180,7 +190,7 @@ def prepare_servers(
     stop_servers_left_behind(_replica_log(settings, 0, 0, len(devices)).parent)
     for index, device_set in enumerate(devices):
         port = settings.vllm_port + index if settings.vllm_port else free_port()
-        command = serve_command(settings.vllm_exe, model_path, served, port, extra, mode)
+        command = serve_command(settings.vllm_exe, model_path, served, port, extra, tool_calling)
         log = _replica_log(settings, port, index, len(devices))
         temp = log.parent / f"vllm-tmp-{port}"
         env = vllm_environment(log.parent / "vllm-cache", temp)
@@ -207,11 +217,18 @@ def check_executable(executable: str) -> None:
 
 
 def make_vllm_model(
-    spec: str, settings: Any, scoring: Any, texts: Any, cache: Any, hook: Any
+    spec: str,
+    settings: Any,
+    scoring: Any,
+    texts: Any,
+    cache: Any,
+    hook: Any,
+    route: HandlerRoute | None = None,
 ) -> VllmChatModel:
     """The model for ``vllm:MODEL_OR_PATH``: reuse the session's servers (xdist workers) or
     prepare them. With a response cache they start at the first request the cache cannot
-    answer (a rerun answered from the cache starts none); without one, at once."""
+    answer (a rerun answered from the cache starts none); without one, at once. ``route``:
+    asked on ``/v1/completions`` as that leaderboard handler asks; None: chat completions."""
     model_path = spec.removeprefix("vllm:")
     if not model_path:
         raise ModelSpecError("vllm needs a model: --bfcl-model=vllm:MODEL_OR_PATH")
@@ -232,7 +249,8 @@ def make_vllm_model(
     else:
         check_executable(settings.vllm_exe)
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-        servers = prepare_servers(settings, model_path, served, extra, scoring.mode, visible)
+        tool_calling = scoring.mode == "fc" and route is None
+        servers = prepare_servers(settings, model_path, served, extra, tool_calling, visible)
         urls = tuple(s.base_url for s in servers)
         logs = [s.log_path for s in servers]
     # The checkpoint (a local one by its resolved path and files) and every serving flag decide
@@ -251,7 +269,14 @@ def make_vllm_model(
         settings.model_identity,
     )
     endpoint = EndpointSettings.from_settings(settings, served, urls, identity)
-    model = VllmChatModel(endpoint, scoring, texts, cache, hook, servers, extra, logs, on_request)
+    model_class = VllmChatModel if route is None else VllmCompletionsModel
+    model = model_class(
+        *client_arguments(route, endpoint, scoring, texts, cache, hook),
+        servers=servers,
+        serving_args=extra,
+        log_paths=logs,
+        start_request=on_request,
+    )
     model.checkpoint = checkpoint
     model.inputs = inputs
     if cache is None or settings.refresh:  # every entry asks the server
@@ -265,19 +290,17 @@ class VllmChatModel(StartedServersModel):
 
     def __init__(
         self,
-        endpoint: Any,
-        scoring: Any,
-        texts: Any,
-        cache: Any,
-        hook: Any,
+        *client_args: Any,
         servers: list[VllmServer],
         serving_args: list[str],
         log_paths: list[Path],
         start_request: StartRequest | None = None,
+        **client_kwargs: Any,
     ) -> None:
-        """``start_request``: in an xdist worker, how to have the controller start the servers
+        """``client_args``, ``client_kwargs``: the client's own (its endpoint first);
+        ``start_request``: in an xdist worker, how to have the controller start the servers
         (none: they run already)."""
-        super().__init__(endpoint, scoring, texts, cache, hook, list(servers), log_paths)
+        super().__init__(*client_args, servers=list(servers), log_paths=log_paths, **client_kwargs)
         self.serving_args = serving_args
         self.checkpoint = ""  # a local checkpoint's resolved path and files digest
         self.inputs: dict[str, str] = {}  # the files the serving flags name, by content digest
@@ -304,16 +327,16 @@ class VllmChatModel(StartedServersModel):
                 raise
             self._started = True
 
-    def _complete(self, request: dict[str, Any], session: str | None = None) -> dict[str, Any]:
-        """A request the cache could not answer: the servers start first, if they have not;
-        when they cannot, the run stops once with why."""
+    def ready(self) -> None:
+        """A request the cache could not answer (or, on the completions route, a prompt the
+        servers count): the servers start first, if they have not; when they cannot, the run
+        stops once with why."""
         if not self._started:
             try:
                 self.start_servers()
             except ServerStartError as exc:
                 self.down_reason = self.down_reason or str(exc)
                 raise ServerDown(self.down_reason) from None
-        return super()._complete(request, session)
 
     def probe(self) -> None:
         """Servers not started yet need no probe: they are waited on until healthy."""
@@ -372,3 +395,9 @@ class VllmChatModel(StartedServersModel):
         if self.start_request is not None and self.servers:  # the controller's: none asked now
             self.start_request.close()
         super().close()
+
+
+class VllmCompletionsModel(VllmChatModel, CompletionsModel):
+    """The session's vLLM servers asked on ``/v1/completions`` as a leaderboard handler asks
+    (the prompt its family renders, its ``max_tokens`` rule and decoder): the life cycle of
+    :class:`VllmChatModel` over the completions client."""

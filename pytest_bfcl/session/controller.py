@@ -53,6 +53,7 @@ from pytest_bfcl.session.items import NODE_PREFIX, BfclItem, is_bfcl
 from pytest_bfcl.session.messages import (
     identity_header,
     improvement_text,
+    route_header,
     sample_detection,
     unknown_explain_ids,
 )
@@ -112,7 +113,7 @@ class ControllerPlugin(SessionPlugin):
         """Categories of the default selection this install cannot run, in one line; a
         sequential run's stages and what its last stage detects (before anything is asked)."""
         lines = [left_out_line(self.run.left_out)] if self.run.left_out else []
-        lines += identity_header(self.run) + self.run.settings_changes
+        lines += identity_header(self.run) + route_header(self.run) + self.run.settings_changes
         lines += [self.estimate] if self.estimate else []
         if self.stages is not None:
             return lines + self.stages.plan_lines()

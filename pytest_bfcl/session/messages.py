@@ -61,3 +61,30 @@ def identity_header(run: BfclRun) -> list[str]:
     digests, its revision, or that a remote model's answers are trusted by name)."""
     info, cached = run.model.metadata(), not run.settings.no_cache
     return [redact_text(line) for line in identity_lines(info, run.settings.model_revision, cached)]
+
+
+def route_header(run: BfclRun) -> list[str]:
+    """The header's line on the completions route (an open-weight leaderboard entry): whose
+    prompts are asked, what counts their tokens, and, on a server the run starts, that it is
+    started without tool calling (the prompt holds the tools)."""
+    info = run.model.metadata()
+    handler = info.get("handler")
+    if not isinstance(handler, dict):
+        return []
+    tokens = str(handler.get("tokens"))
+    line = (
+        f"completions route: prompts rendered as the leaderboard's {handler.get('family')} "
+        f"handler renders them, asked on /v1/completions; prompt tokens counted by {tokens}"
+    )
+    kind = info.get("kind")
+    if kind == "vllm":
+        line += (
+            "; vLLM started without --enable-auto-tool-choice, a tool-call parser or a chat "
+            "template of the plugin's"
+        )
+        if not tokens.startswith("tokenizer "):  # the server counts: a cached rerun needs it
+            line += " (it starts to count tokens even when the cache answers: --bfcl-tokenizer "
+            line += "spares it)"
+    elif kind == "started-server":
+        line += "; on the server --bfcl-server-cmd starts"
+    return [redact_text(line)]

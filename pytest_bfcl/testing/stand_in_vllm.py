@@ -12,6 +12,9 @@ serves the test server's oracle answers on that port. Behaviour from the environ
 - ``STANDIN_LATENCY``: seconds before each answer
 - ``STANDIN_ECHO``: a line to print at start (a server printing a token it was given)
 - ``STANDIN_TEMP_FILE``: leave a ``vllm_dist_*`` file in the temporary folder, as vLLM does
+- ``STANDIN_ROUTE=completions``: serve ``/v1/completions`` and ``/tokenize`` instead, answering
+  from the prompt (:mod:`.completions_server`), each request appended to the file
+  ``STANDIN_REQUESTS`` names when it is set
 """
 
 from __future__ import annotations
@@ -52,6 +55,15 @@ def main() -> None:
     if os.environ.get("STANDIN_FAIL") or os.environ.get("STANDIN_FAIL_DEVICES") == devices:
         print("ERROR torch.OutOfMemoryError: CUDA out of memory (stand-in)", flush=True)
         sys.exit(1)
+    if os.environ.get("STANDIN_ROUTE") == "completions":
+        from pathlib import Path
+
+        from pytest_bfcl.testing.completions_server import serve
+
+        record = os.environ.get("STANDIN_REQUESTS")
+        served = args.served_model_name or args.model
+        serve(args.port, served, 32768, Path(record) if record else None)
+        return
     from pytest_bfcl.dataset.fetch import ensure_pinned_data
 
     categories = os.environ.get("STANDIN_CATEGORIES", "simple_python").split(",")

@@ -4,6 +4,9 @@ own ``vllm`` command, waits for it, scores entries in function-calling mode on t
 in prompting mode (the model's own chat template, a multi-turn conversation included), and
 stops it leaving no process or temporary file behind; a rerun answered from the response cache
 starts no server (under xdist too), and replaying the written results gives the same verdicts.
+The ``handler`` tests ask as the leaderboard's Qwen handlers ask, on ``/v1/completions`` (the
+prompt rendered here, ``max_tokens`` from the checkpoint's tokenizer and window), with vLLM
+started without tool calling.
 
 Needs a vLLM environment, given by two environment variables (``.ci/vllm/prepare.sh`` makes
 one and prints them):
@@ -254,3 +257,136 @@ def test_times_are_recorded(first, record_property):
             f"{ready.group(1) if ready else '?'}), latency {latency}"
         )
     print("\n".join(lines))
+
+
+# -- the completions route: the leaderboard's Qwen handlers render the prompt ----------------
+# SmolLM2 speaks ChatML, as Qwen does. vLLM is given no tool parser nor chat template: the
+# prompt is rendered here and asked on /v1/completions, with max_tokens from SmolLM2's own
+# tokenizer and its config's window. A conftest in the run's folder records every request as
+# the plugin sends it (the request-transform hook), and vLLM logs each request's parameters.
+HANDLER_RUNS = {
+    "hp": (
+        "--bfcl-leaderboard-model=Qwen/Qwen3-8B",
+        "--bfcl-category=simple_python,multi_turn_base",
+        "-k", " or ".join((*SINGLE[:2], CONVERSATION)),
+    ),
+    "hf": (
+        "--bfcl-leaderboard-model=Qwen/Qwen3-8B-FC",
+        "--bfcl-category=simple_python",
+        "-k", " or ".join(SINGLE[:2]),
+    ),
+}  # fmt: skip
+HANDLER_FAMILY = {"hp": "qwen", "hf": "qwen-fc"}
+RECORDING_CONFTEST = """
+import json, os
+
+def pytest_bfcl_transform_request(request, model):
+    with open(os.environ["BFCL_RECORDED_REQUESTS"], "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(request) + "\\n")
+"""
+
+
+@pytest.fixture(scope="module")
+def handler_workdir(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("vh")  # short: vLLM's IPC socket paths go under it
+    (path / "tmp").mkdir()
+    (path / "conftest.py").write_text(RECORDING_CONFTEST)
+    return path
+
+
+def _handler_run(workdir: Path, name: str) -> Run:
+    os.environ["BFCL_RECORDED_REQUESTS"] = str(workdir / f"{name}.requests.jsonl")
+    try:
+        return _run(
+            workdir, name, f"vllm:{MODEL}", f"--bfcl-vllm-exe={EXE}",
+            f"--bfcl-vllm-args={SERVING} --enable-log-requests",
+            f"--bfcl-results-dir={workdir / ('results-' + name)}", "--bfcl-timeout=600",
+            *HANDLER_RUNS[name.removesuffix("-again")],
+        )  # fmt: skip
+    finally:
+        del os.environ["BFCL_RECORDED_REQUESTS"]
+
+
+@pytest.fixture(scope="module")
+def handler(handler_workdir) -> dict[str, Run]:
+    return {name: _handler_run(handler_workdir, name) for name in HANDLER_RUNS}
+
+
+def _recorded(workdir: Path, name: str) -> list[dict]:
+    path = workdir / f"{name}.requests.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_the_qwen_handlers_ask_vllm_on_completions_and_every_answer_is_decoded(
+    handler, handler_workdir
+):
+    from tokenizers import Tokenizer
+
+    from pytest_bfcl.handlers.tokens import MARGIN, max_tokens_for
+
+    tokenizer = Tokenizer.from_file(str(Path(MODEL) / "tokenizer.json"))
+    window = json.loads((Path(MODEL) / "config.json").read_text())["max_position_embeddings"]
+    for name, run in handler.items():
+        expected = 3 if name == "hp" else 2
+        assert len(run.verdicts) == expected, run.stdout[-4000:]
+        assert set(run.verdicts.values()) <= {"passed", "failed"}, run.stdout[-4000:]
+        meta = run.report["metadata"]
+        assert meta["wire_format"] == f"completions:{HANDLER_FAMILY[name]}"
+        assert meta["model_info"]["handler"]["tokens"] == f"tokenizer {MODEL}"
+        assert (
+            f"prompt tokens counted by tokenizer {MODEL}; vLLM started without "
+            "--enable-auto-tool-choice"
+        ) in run.stdout
+        requests = _recorded(handler_workdir, name)
+        assert len(requests) >= expected
+        fitting = []  # the max_tokens of the requests whose prompt fits the window
+        for body in requests:  # the Qwen handler's ChatML prompt, not a chat template's
+            prompt = body["prompt"]
+            assert prompt.startswith("<|im_start|>system\n") and "messages" not in body
+            assert prompt.endswith("<|im_start|>assistant\n"), prompt[-200:]
+            if name == "hf":
+                assert "<tools>" in prompt
+            else:
+                assert "You are an expert in composing functions" in prompt
+            count = len(tokenizer.encode(prompt, add_special_tokens=False).ids)
+            assert body["max_tokens"] == max_tokens_for(count, window)
+            assert body["temperature"] == 0.001
+            if count + MARGIN <= window:
+                fitting.append(body["max_tokens"])
+        [log] = run.logs
+        text = log.read_text(encoding="utf-8", errors="replace")
+        args = _serving_args(text)
+        assert "tool_call_parser" not in args and "enable_auto_tool_choice" not in args
+        assert "chat_template" not in args
+        assert 'POST /v1/completions HTTP/1.1" 200' in text
+        assert "POST /v1/chat/completions" not in text
+        # vLLM received the max_tokens counted here, request by request (a prompt past the
+        # window, asked with 1,000 as the handler asks, is refused before it is logged)
+        received = re.findall(r"Received request \S+ params: .*?max_tokens=(\d+)", text)
+        assert sorted(int(n) for n in received) == sorted(fitting)
+    # the conversation was held over several requests: its answers went back into its prompt
+    assert len(_recorded(handler_workdir, "hp")) > 3
+    [path] = (handler_workdir / "results-hp").rglob("BFCL_v4_multi_turn_base_result.json")
+    [record] = [json.loads(line) for line in path.read_text().splitlines()]
+    assert record["id"] == CONVERSATION
+
+
+def test_the_handler_route_servers_stop_clean_and_a_cached_rerun_starts_none(
+    handler, handler_workdir
+):
+    for run in handler.values():
+        pids = set().union(*(_pids(log) for log in run.logs))
+        assert pids and not [p for p in pids if _alive(p)]
+        assert not list(run.logs[0].parent.glob("vllm-tmp-*"))
+    assert not [p.name for p in (handler_workdir / "tmp").iterdir()]
+    # the tokenizer is the checkpoint's own: a rerun needs vLLM for nothing (the function-
+    # calling run: every answer of it is cached, while a prompt refused as past the window,
+    # as the conversation's last may be, is asked again)
+    again = _handler_run(handler_workdir, "hf-again")
+    assert again.verdicts == handler["hf"].verdicts
+    assert again.report["metadata"]["model_info"]["vllm"]["started"] is False
+    assert again.logs == []
+    lines = [
+        f"{name}: {len(r.verdicts)} entries in {r.wall_s:.0f} s" for name, r in handler.items()
+    ]
+    print("\n".join([*lines, f"hf rerun from the cache: {again.wall_s:.1f} s"]))
