@@ -218,7 +218,7 @@ def _completions_model(
             registered.handler,
             source.unpacked_root,
             registered.api_model_name or registered.name,
-            settings.tokenizer,
+            settings.tokenizer or _served_folder(spec),
         )
         budget = _prompt_budget(spec, settings)
     except (LookupError, DatasetError) as exc:
@@ -246,10 +246,17 @@ def _prompt_budget(spec: str, settings: Settings) -> PromptBudget | None:
 
     if settings.tokenizer:
         return local_budget(settings.tokenizer)
-    folder = Path(spec.removeprefix("vllm:")).expanduser() if spec.startswith("vllm:") else None
+    folder = _served_folder(spec)
     if folder is not None and reads_tokenizer(folder):
         return local_budget(folder)
     return None
+
+
+def _served_folder(spec: str) -> Path | None:
+    """The checkpoint folder ``vllm:PATH`` serves (its tokenizer and, for a family that renders
+    with the checkpoint's chat template, that template); None for a hub name or another spec."""
+    folder = Path(spec.removeprefix("vllm:")).expanduser() if spec.startswith("vllm:") else None
+    return folder if folder is not None and folder.is_dir() else None
 
 
 def _sent_model_name(settings: Settings, source: DataSource) -> str:

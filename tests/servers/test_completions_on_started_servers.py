@@ -8,6 +8,7 @@ tool-calling switch, and ``vllm:FOLDER`` counts prompt tokens with the folder's 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -278,3 +279,29 @@ def test_the_cache_identity_holds_the_route_the_family_and_the_served_inputs(
         assert model.metadata()["wire_format"] == route
     finally:
         model.close()
+
+
+@pytest.mark.extra("handlers")
+def test_a_vllm_checkpoint_folder_gives_its_chat_template_to_a_family_that_renders_with_it(
+    pytester, tmp_path, stand_in
+):
+    """Falcon 3's handler renders with the checkpoint's own chat template: ``vllm:FOLDER``
+    gives it the folder's, as ``--bfcl-tokenizer`` would."""
+    folder = pytester.path / "falcon3"
+    shutil.copytree(Path(__file__).parents[1] / "data/handlers/falcon3", folder)
+    (folder / "config.json").write_text(json.dumps({"max_position_embeddings": 32768}))
+    result, meta = _run(
+        pytester,
+        tmp_path,
+        "falcon",
+        f"--bfcl-model=vllm:{folder}",
+        f"--bfcl-vllm-exe={STAND_IN}",
+        "--bfcl-leaderboard-model=tiiuae/Falcon3-7B-Instruct-FC",
+        "--bfcl-no-cache",
+    )
+    assert "error" not in _outcomes(result), result.stdout.str()[-3000:]
+    assert meta["wire_format"] == "completions:falcon-3"
+    prompts = [body["prompt"] for body in recorded(tmp_path / "requests.jsonl")]
+    # the template's own markup, ending where the assistant's answer starts
+    assert prompts and all(p.startswith("<|system|>") for p in prompts), prompts[:1]
+    assert all(p.endswith("<|assistant|>\n") for p in prompts), prompts[:1]
