@@ -17,6 +17,7 @@ import os
 import re
 import shlex
 import shutil
+import tempfile
 from pathlib import Path
 
 from pytest_bfcl.files import open_regular_file, read_small_text
@@ -107,12 +108,23 @@ _CACHE_VARIABLES = {
 }
 
 
+# vLLM's processes talk over Unix sockets named ``$VLLM_RPC_BASE_PATH/<uuid4>`` (the base is
+# the temporary folder unless set); a socket's path holds at most 107 bytes on Linux, so a run
+# folder deep in a CI checkout would stop vLLM at start with a ZMQ error after a minute's wait.
+SOCKET_PATH_MAX = 107
+_SOCKET_NAME = 1 + 36  # "/" and a uuid4
+
+
 def vllm_environment(cache_dir: Path, temp_dir: Path) -> dict[str, str]:
     """The variables a started vLLM gets: its caches under ``cache_dir`` (unless set in the
-    environment), its temporary files in ``temp_dir``, no usage statistics sent."""
+    environment), its temporary files in ``temp_dir``, no usage statistics sent; its sockets
+    in the system's temporary folder where ``temp_dir`` is too deep for a socket's path."""
     env = {name: str(cache_dir / sub) for name, sub in _CACHE_VARIABLES.items()}
     env = {name: value for name, value in env.items() if name not in os.environ}
     env["TMPDIR"] = str(temp_dir)
+    too_deep = len(os.fsencode(temp_dir)) + _SOCKET_NAME > SOCKET_PATH_MAX
+    if too_deep and "VLLM_RPC_BASE_PATH" not in os.environ:
+        env["VLLM_RPC_BASE_PATH"] = tempfile.gettempdir()  # where vLLM puts them by default
     env.setdefault("VLLM_NO_USAGE_STATS", os.environ.get("VLLM_NO_USAGE_STATS", "1"))
     return env
 

@@ -13,6 +13,7 @@ import pytest
 
 from pytest_bfcl.servers.vllm_launch import (
     ENTRY,
+    SOCKET_PATH_MAX,
     tool_parser_advice,
     vllm_command,
     vllm_environment,
@@ -105,6 +106,19 @@ def test_caches_go_under_the_run_unless_the_environment_says(tmp_path, monkeypat
     assert env["TORCHINDUCTOR_CACHE_DIR"].startswith(str(tmp_path / "cache"))
     assert "TRITON_CACHE_DIR" not in env  # the user's own setting stays
     assert env["TMPDIR"] == str(tmp_path / "tmp-1")
+
+
+def test_sockets_leave_a_temporary_folder_too_deep_for_a_socket_path(tmp_path, monkeypatch):
+    monkeypatch.delenv("VLLM_RPC_BASE_PATH", raising=False)
+    shallow = Path("/w/.bfcl-vllm/vllm-tmp-8000")
+    assert "VLLM_RPC_BASE_PATH" not in vllm_environment(tmp_path, shallow)
+    deep = Path("/home/runner/work/my-model-repo/my-model-repo/.bfcl-vllm/vllm-tmp-43210")
+    assert len(str(deep)) + 37 > SOCKET_PATH_MAX  # vLLM's socket there would not fit
+    env = vllm_environment(tmp_path, deep)
+    assert env["TMPDIR"] == str(deep)  # its files stay in the server's folder
+    assert len(env["VLLM_RPC_BASE_PATH"]) + 37 <= SOCKET_PATH_MAX
+    monkeypatch.setenv("VLLM_RPC_BASE_PATH", "/run/mine")
+    assert "VLLM_RPC_BASE_PATH" not in vllm_environment(tmp_path, deep)  # the user's stays
 
 
 @pytest.mark.parametrize(
