@@ -273,7 +273,7 @@ HANDLER_RUNS = {
     "hf": (
         "--bfcl-leaderboard-model=Qwen/Qwen3-8B-FC",
         "--bfcl-category=simple_python",
-        "-k", " or ".join(SINGLE[:2]),
+        "-k", SINGLE[0],  # one: a 135M model's calls run to the 4,096 tokens allowed
     ),
 }  # fmt: skip
 HANDLER_FAMILY = {"hp": "qwen", "hf": "qwen-fc"}
@@ -327,7 +327,7 @@ def test_the_qwen_handlers_ask_vllm_on_completions_and_every_answer_is_decoded(
     tokenizer = Tokenizer.from_file(str(Path(MODEL) / "tokenizer.json"))
     window = json.loads((Path(MODEL) / "config.json").read_text())["max_position_embeddings"]
     for name, run in handler.items():
-        expected = 3 if name == "hp" else 2
+        expected = 3 if name == "hp" else 1
         assert len(run.verdicts) == expected, run.stdout[-4000:]
         assert set(run.verdicts.values()) <= {"passed", "failed"}, run.stdout[-4000:]
         meta = run.report["metadata"]
