@@ -11,10 +11,10 @@ import pytest
 
 from pytest_bfcl.gate import Baseline
 from pytest_bfcl.perf import collect_and_freeze
-from pytest_bfcl.pytest_private import silence_worker_terminal
+from pytest_bfcl.pytest_private import retire_worker_terminal
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.session.batching import batch_worker_events
-from pytest_bfcl.session.common import SessionPlugin, leave_bfcl_failures_out_of_sections
+from pytest_bfcl.session.common import SessionPlugin
 from pytest_bfcl.session.handoff import REPLICAS_OUTPUT, WorkerHandoff
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem
 from pytest_bfcl.session.transport import pack_report
@@ -31,13 +31,9 @@ class WorkerPlugin(SessionPlugin):
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """A worker's summary is never shown, and pytest's FAILURES section costs time
-        quadratic in the failures: the controller prints the failures it is sent. Nor is
-        anything the worker's terminal writes (xdist sends its output to /dev/null)."""
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            leave_bfcl_failures_out_of_sections(reporter)
-            silence_worker_terminal(reporter)
+        """Nothing a worker's terminal writes is read (xdist sends its output to /dev/null;
+        the controller's terminal reports every entry): the worker runs without one."""
+        retire_worker_terminal(self.config)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Any) -> None:
