@@ -13,7 +13,7 @@ from pytest_bfcl.gate import Baseline
 from pytest_bfcl.perf import collect_and_freeze
 from pytest_bfcl.pytest_private import retire_worker_terminal
 from pytest_bfcl.run.engine import BfclRun
-from pytest_bfcl.session.batching import batch_worker_events
+from pytest_bfcl.session.batching import EventBatch, batch_worker_events
 from pytest_bfcl.session.common import SessionPlugin
 from pytest_bfcl.session.handoff import REPLICAS_OUTPUT, WorkerHandoff
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem
@@ -26,8 +26,9 @@ class WorkerPlugin(SessionPlugin):
         self.queue_watch = XdistQueueWatch()
         self.workers = int(config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
         handoff = WorkerHandoff.received(config)
+        self.batch: EventBatch | None = None
         if handoff is not None and handoff.batched:
-            batch_worker_events(config, f"{NODE_PREFIX}/")
+            self.batch = batch_worker_events(config, f"{NODE_PREFIX}/")
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -44,6 +45,8 @@ class WorkerPlugin(SessionPlugin):
         queued = self.queue_watch.new_items(self.config, item.session)
         ids = [i.entry_id for i in [item, *queued] if isinstance(i, BfclItem)]
         self.run.prefetch(ids, concurrency=max(1, self.settings.concurrency // self.workers))
+        if self.batch is not None and not self.run.ready(item.entry_id):
+            self.batch.flush()  # the items finished so far reach the controller while it waits
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_to_serializable(self, report: Any) -> dict[str, Any] | None:
