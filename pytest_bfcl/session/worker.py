@@ -15,7 +15,7 @@ from pytest_bfcl.pytest_private import retire_worker_terminal
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.session.batching import EventBatch, batch_worker_events
 from pytest_bfcl.session.common import SessionPlugin
-from pytest_bfcl.session.handoff import REPLICAS_OUTPUT, WorkerHandoff
+from pytest_bfcl.session.handoff import REPLICAS_OUTPUT, WorkerHandoff, take_model_state
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem
 from pytest_bfcl.session.transport import pack_report
 
@@ -25,6 +25,7 @@ class WorkerPlugin(SessionPlugin):
         super().__init__(config, run, baseline)
         self.queue_watch = XdistQueueWatch()
         self.workers = int(config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
+        take_model_state(config, run.model)  # what the controller's checks read
         handoff = WorkerHandoff.received(config)
         self.batch: EventBatch | None = None
         if handoff is not None and handoff.batched:
