@@ -51,7 +51,10 @@ class WorkerPlugin(SessionPlugin):
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_to_serializable(self, report: Any) -> dict[str, Any] | None:
-        """A BFCL item's report goes to the controller packed (:mod:`.transport`)."""
+        """A BFCL item's report goes to the controller packed (:mod:`.transport`), unless its
+        events travel batched, which packs them all at once: pytest's own serialisation then."""
+        if self.batch is not None:
+            return None
         return pack_report(report, f"{NODE_PREFIX}/")
 
     @pytest.hookimpl(trylast=True)  # after xdist has sent the report to the controller
