@@ -240,11 +240,6 @@ class BfclRun:
         keys = [job_key(i, k) for i in entry_ids for k in range(samples)]
         self.scheduler.prefetch(keys, concurrency)
 
-    def ready(self, entry_id: str) -> bool:
-        """Whether :meth:`generation_for` would find the entry's generations done."""
-        samples = range(self.settings.samples)
-        return all(self.scheduler.ready(job_key(entry_id, k)) for k in samples)
-
     def generation_for(self, entry_id: str) -> Generation | Sampled | Skip:
         """The prefetched generation of an entry (waiting for it), or a new one; with several
         samples, all of them (or the first sample's skip)."""

@@ -13,6 +13,7 @@ from pytest_bfcl.gate import Baseline
 from pytest_bfcl.perf import collect_and_freeze
 from pytest_bfcl.pytest_private import retire_worker_terminal
 from pytest_bfcl.run.engine import BfclRun
+from pytest_bfcl.run.scheduler import job_key
 from pytest_bfcl.session.batching import EventBatch, batch_worker_events
 from pytest_bfcl.session.common import SessionPlugin
 from pytest_bfcl.session.handoff import REPLICAS_OUTPUT, WorkerHandoff, take_model_state
@@ -46,7 +47,7 @@ class WorkerPlugin(SessionPlugin):
         queued = self.queue_watch.new_items(self.config, item.session)
         ids = [i.entry_id for i in [item, *queued] if isinstance(i, BfclItem)]
         self.run.prefetch(ids, concurrency=max(1, self.settings.concurrency // self.workers))
-        if self.batch is not None and not self.run.ready(item.entry_id):
+        if self.batch is not None and not generation_ready(self.run, item.entry_id):
             self.batch.flush()  # the items finished so far reach the controller while it waits
 
     @pytest.hookimpl(tryfirst=True)
@@ -69,6 +70,12 @@ class WorkerPlugin(SessionPlugin):
         workeroutput = self.config.workeroutput  # type: ignore[attr-defined]
         workeroutput[REPLICAS_OUTPUT] = json.dumps(self.run.model.replica_stats())
         collect_and_freeze()
+
+
+def generation_ready(run: BfclRun, entry_id: str) -> bool:
+    """Whether the entry's item would find its generations (every sample's) done."""
+    samples = range(run.settings.samples)
+    return all(run.scheduler.ready(job_key(entry_id, k)) for k in samples)
 
 
 class XdistQueueWatch:
