@@ -87,17 +87,21 @@ class XdistQueueWatch:
     def __init__(self) -> None:
         self._queue_id = 0
         self._length = 0
+        self._loop: Any = None  # the worker loop holding the queue, found at the first look
+        self._looked = False
 
     def new_items(self, config: pytest.Config, session: pytest.Session) -> list[pytest.Item]:
-        for plugin in config.pluginmanager.get_plugins():
-            queue = getattr(plugin, "torun", None)
-            if queue is None or not hasattr(queue, "lock"):
-                continue
-            try:
-                return self._read(plugin, queue, session)
-            except Exception:  # an internal of another plugin: never fatal
-                return []
-        return []
+        if not self._looked:  # once: looking through every plugin before each item adds up
+            self._loop = next(
+                (p for p in config.pluginmanager.get_plugins() if _holds_queue(p)), None
+            )
+            self._looked = True
+        if self._loop is None:
+            return []
+        try:
+            return self._read(self._loop, self._loop.torun, session)
+        except Exception:  # an internal of another plugin: never fatal
+            return []
 
     def _read(self, plugin: Any, queue: Any, session: pytest.Session) -> list[pytest.Item]:
         with queue.lock() as pending:
@@ -112,3 +116,8 @@ class XdistQueueWatch:
         if isinstance(nxt, int):
             indices.insert(0, nxt)
         return [session.items[i] for i in indices if 0 <= i < len(session.items)]
+
+
+def _holds_queue(plugin: Any) -> bool:
+    """Whether a plugin is xdist's worker loop with its queue of dealt items."""
+    return hasattr(getattr(plugin, "torun", None), "lock")
