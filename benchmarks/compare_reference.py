@@ -60,7 +60,14 @@ from pytest_bfcl.dataset.fetch import ensure_pinned_data
 from pytest_bfcl.dataset.layout import ResultLayout
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_RESULTS = REPO.parent / "shared/reference/corpus/v0/gpt-4.1-2025-04-14-FC"
+# the shared corpus beside the repository (or beside the folder of its worktrees)
+DEFAULT_RESULTS = (
+    next(
+        (p / "shared" for p in REPO.parents[:2] if (p / "shared" / "reference").is_dir()),
+        REPO.parent / "shared",
+    )
+    / "reference/corpus/v0/gpt-4.1-2025-04-14-FC"
+)
 DEFAULT_MODEL = "gpt-4.1-2025-04-14-FC"
 
 

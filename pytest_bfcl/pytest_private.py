@@ -120,29 +120,16 @@ def remember_failed(config: pytest.Config, nodeids: set[str]) -> None:
     cache.set("cache/lastfailed", lastfailed)
 
 
-class _Discarded:
-    """A terminal's file that keeps nothing (an xdist worker's output goes nowhere)."""
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return False
-
-
-def silence_worker_terminal(reporter: Any) -> None:
-    """An xdist worker's terminal writes to /dev/null: its progress, a character and a flush
-    per report and the width of its line after each test, is computed for nobody. It writes
-    to nothing and leaves the progress out; every hook still runs (pytest's own writer when
-    the reporter is of another shape)."""
-    from _pytest._io import TerminalWriter
-
-    if hasattr(reporter, "_tw") and hasattr(reporter, "_show_progress_info"):
-        reporter._tw = TerminalWriter(_Discarded())  # type: ignore[arg-type]
-        reporter._show_progress_info = False
+def retire_worker_terminal(config: pytest.Config) -> None:
+    """An xdist worker's terminal writes to /dev/null: its per-report bookkeeping, status
+    hook, progress and closing summary are computed for nobody (0.1-0.2 s of CPU per worker
+    on 4,441 stored results). Its reporter is unregistered, as under ``-p no:terminal``;
+    pytest's plugins expect a worker without one (live logging, pdb, assertion highlighting
+    check for it), and the controller's terminal reports everything."""
+    for name in ("terminalreporter", "terminalprogress-plugin"):
+        plugin = config.pluginmanager.get_plugin(name)
+        if plugin is not None:
+            config.pluginmanager.unregister(plugin)
 
 
 def report_fields(report: pytest.TestReport) -> dict[str, Any]:

@@ -6,6 +6,7 @@ the reference's evaluator does (reasoning was split off when the answer was gene
 from __future__ import annotations
 
 import json
+import marshal
 import re
 import threading
 from collections.abc import Iterator
@@ -182,6 +183,23 @@ class ReplayModel(ModelBase):
         for sample in range(len(self.roots)):
             for category in categories:
                 self.records(category, sample)
+
+    def read_state(self) -> bytes | None:
+        """The result files read so far (all of them after :meth:`preflight`), packed for an
+        xdist worker, which takes them over (:meth:`take_read_state`) instead of reading and
+        parsing every file again; None where marshal refuses a value."""
+        with self._lock:
+            try:
+                return marshal.dumps((self._records, self._cut), 4)
+            except ValueError:
+                return None
+
+    def take_read_state(self, packed: bytes) -> None:
+        """Hold what another process read (:meth:`read_state`): those files are not read."""
+        records, cut = marshal.loads(packed)
+        with self._lock:
+            self._records.update(records)
+            self._cut |= cut
 
     def _read(self, path: Path) -> dict[str, dict[str, Any]]:
         if not path.exists() and not path.is_symlink():

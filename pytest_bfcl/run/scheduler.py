@@ -156,6 +156,10 @@ class _Workers(Generic[T]):
             raise outcome
         return cast(T, outcome)
 
+    def has(self, entry_id: str) -> bool:
+        """Whether the outcome of a submitted id is there (asking for it would not wait)."""
+        return entry_id in self._done
+
     def shutdown(self) -> None:
         """Cancel what is queued; running generations finish on their own."""
         cancelled = []
@@ -227,6 +231,12 @@ class Scheduler(Generic[T]):
             self._waiting.discard(entry_id)
             return self._workers.result(entry_id)
         return self._generate(entry_id)
+
+    def ready(self, entry_id: str) -> bool:
+        """Whether asking for this id's result would not wait for a generation in flight (one
+        never prefetched is generated on the spot, by a model that is not worth waiting on)."""
+        workers = self._workers
+        return workers is None or entry_id not in self._waiting or workers.has(entry_id)
 
     def close(self) -> None:
         """Stop: queued generations are cancelled, running ones are not waited for."""

@@ -1,20 +1,27 @@
-"""The events of one BFCL item travel from an xdist worker to the controller as one message.
+"""The events of BFCL items travel from an xdist worker to the controller in few messages.
 
 xdist sends six messages per test (its start, three reports, its end, and the protocol's
 completion), each serialised value by value in Python by its channel library, read by a
 thread of the controller and handed to the controller's loop through a queue. For a stored
-result that costs more than scoring it. A worker whose controller can receive them keeps a
-BFCL item's events until the item's protocol completes, and sends them packed by
-:mod:`marshal` inside that last message; the controller replays them, in their order, through
-xdist's own handlers before it marks the item complete, so its hooks see what they saw before.
+result that costs more than scoring it. A worker whose controller can receive them keeps the
+events of the BFCL items it finishes and sends them packed by :mod:`marshal` inside the last
+item's completion message; the controller replays them, in their order, through xdist's own
+handlers (each item's completion included), so its hooks see what they saw before.
 
-Anything else, an event that is not one of a BFCL item's, or events marshal refuses, travels
-as xdist sends it (the events kept so far first, so the order holds).
+Kept events leave at the latest when :data:`ITEMS_PER_MESSAGE` items are finished, when
+:data:`HELD_S` seconds have passed since the first of them finished, when the worker's queue
+is empty (xdist's worker would wait for more work, which a controller under its own
+scheduling sends only once it has seen items complete), or when the worker is about to wait
+for a generation (:meth:`EventBatch.flush`): progress on the controller's terminal lags by a
+fraction of a second at most. Anything else, an event that is not one of a BFCL item's, or
+events marshal refuses, travels as xdist sends it (the events kept so far first, so the order
+holds).
 """
 
 from __future__ import annotations
 
 import marshal
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -23,47 +30,94 @@ import pytest
 BATCHED = "bfcl_events"  # the keyword of the completion message that carries the events
 _KEPT = ("logstart", "testreport", "logfinish")
 _COMPLETE = "runtest_protocol_complete"
+# Finished items whose events one message carries at most (about 2 KB each, packed).
+ITEMS_PER_MESSAGE = 64
+# Seconds the events of a finished item are held at most, checked as the next one finishes.
+HELD_S = 0.5
 
 Send = Callable[..., None]
+Event = tuple[str, dict[str, Any]]
+
+
+def _never_idle() -> bool:
+    return False
 
 
 class EventBatch:
-    """A worker's ``sendevent``, keeping a BFCL item's events until its protocol completes."""
+    """A worker's ``sendevent``, keeping BFCL items' events until they leave together.
 
-    def __init__(self, send: Send, prefix: str) -> None:
+    ``idle_next``: whether the worker would wait for more work after the item that just
+    finished (its queue is empty), when what is kept must leave."""
+
+    def __init__(
+        self,
+        send: Send,
+        prefix: str,
+        idle_next: Callable[[], bool] = _never_idle,
+        items_per_message: int = ITEMS_PER_MESSAGE,
+        held_s: float = HELD_S,
+    ) -> None:
         self._send = send
         self._prefix = prefix
-        self._kept: list[tuple[str, dict[str, Any]]] = []
+        self._idle_next = idle_next
+        self._items_per_message = items_per_message
+        self._held_s = held_s
+        self._done: list[Event] = []  # events of finished items, each ending in its completion
+        self._open: list[Event] = []  # the events so far of the item running now
+        self._in_item = False
+        self._finished = 0
+        self._first_finished = 0.0
 
     def __call__(self, name: str, **kwargs: Any) -> None:
         if (
             name == "logstart"
-            and not self._kept
+            and not self._in_item
             and str(kwargs.get("nodeid", "")).startswith(self._prefix)
         ):
-            self._kept.append((name, kwargs))
+            self._in_item = True
+            self._open.append((name, kwargs))
             return
-        if self._kept and name in _KEPT:
-            self._kept.append((name, kwargs))
+        if self._in_item and name in _KEPT:
+            self._open.append((name, kwargs))
             return
-        if self._kept and name == _COMPLETE:
-            kept, self._kept = self._kept, []
-            try:
-                packed = marshal.dumps(kept, 4)
-            except ValueError:  # a value only xdist's serialiser takes
-                self._send_each(kept)
-            else:
-                self._send(name, **kwargs, **{BATCHED: packed})
-                return
+        if self._in_item and name == _COMPLETE:
+            self._finish_item((name, kwargs))
+            return
         self.flush()
+        self._send_each(self._open)  # an item interrupted by another event: as xdist would
+        self._open = []
         self._send(name, **kwargs)
 
-    def flush(self) -> None:
-        """Send what is kept, one message each, as xdist would have."""
-        kept, self._kept = self._kept, []
-        self._send_each(kept)
+    def _finish_item(self, complete: Event) -> None:
+        self._done += self._open
+        self._done.append(complete)
+        self._open, self._in_item = [], False
+        self._finished += 1
+        now = time.monotonic()
+        if self._finished == 1:
+            self._first_finished = now
+        if (
+            self._finished >= self._items_per_message
+            or now - self._first_finished >= self._held_s
+            or self._idle_next()
+        ):
+            self.flush()
 
-    def _send_each(self, events: list[tuple[str, dict[str, Any]]]) -> None:
+    def flush(self) -> None:
+        """Send the finished items' events now: in one message, or one message each where
+        marshal refuses a value (as xdist would have sent them)."""
+        done, self._done, self._finished = self._done, [], 0
+        if not done:
+            return
+        (name, kwargs), carried = done[-1], done[:-1]
+        try:
+            packed = marshal.dumps(carried, 4)
+        except ValueError:  # a value only xdist's serialiser takes
+            self._send_each(done)
+        else:
+            self._send(name, **kwargs, **{BATCHED: packed})
+
+    def _send_each(self, events: list[Event]) -> None:
         for name, kwargs in events:
             self._send(name, **kwargs)
 
@@ -78,14 +132,32 @@ def worker_interactor(config: pytest.Config) -> Any:
     return None
 
 
-def batch_worker_events(config: pytest.Config, prefix: str) -> bool:
-    """Send each BFCL item's events as one message from this worker; False where xdist's
-    worker is of a shape this does not know (it then sends them as before)."""
+def _queue_empty(interactor: Any) -> Callable[[], bool]:
+    """Whether the worker's queue of dealt items is empty (it would wait for more work);
+    always True where the queue is of another shape, so that nothing is ever held then."""
+    queue = getattr(interactor, "torun", None)
+    if queue is None or not callable(getattr(queue, "lock", None)):
+        return lambda: True
+
+    def empty() -> bool:
+        try:
+            with queue.lock() as pending:
+                return not pending
+        except Exception:  # an internal of xdist's: never fatal
+            return True
+
+    return empty
+
+
+def batch_worker_events(config: pytest.Config, prefix: str) -> EventBatch | None:
+    """Send BFCL items' events in few messages from this worker; None where xdist's worker is
+    of a shape this does not know (it then sends them as before)."""
     interactor = worker_interactor(config)
     if interactor is None:
-        return False
-    interactor.sendevent = EventBatch(interactor.sendevent, prefix)
-    return True
+        return None
+    batch = EventBatch(interactor.sendevent, prefix, _queue_empty(interactor))
+    interactor.sendevent = batch
+    return batch
 
 
 def receive_batched_events(config: pytest.Config) -> bool:
@@ -105,6 +177,8 @@ def receive_batched_events(config: pytest.Config) -> bool:
                 if name == "testreport":
                     report = hook.pytest_report_from_serializable(config=config, data=event["data"])
                     dsession.worker_testreport(node=node, rep=report)
+                elif name == _COMPLETE:
+                    complete(node=node, **event)
                 else:
                     getattr(dsession, "worker_" + name)(node=node, **event)
         complete(node=node, **kwargs)

@@ -11,6 +11,8 @@ from pydantic import BaseModel
 
 HANDOFF_INPUT = "bfcl_handoff"  # the worker-input key of the handoff
 REPLICAS_OUTPUT = "bfcl_replicas"  # worker output: how each server replica fared there
+# worker input: what the controller's model read (a replay's result files), packed
+MODEL_STATE_INPUT = "bfcl_model_state"
 SESSION_KEY = pytest.StashKey[str]()
 
 
@@ -37,6 +39,23 @@ class WorkerHandoff(BaseModel):
         if not workerinput or HANDOFF_INPUT not in workerinput:
             return None
         return cls.model_validate_json(workerinput[HANDOFF_INPUT])
+
+
+def model_state_input(model: Any) -> dict[str, bytes]:
+    """What the controller's model read, for each worker to take over rather than read again
+    (a replay model's result files, read by the controller's checks); nothing for a model
+    that reads nothing."""
+    read_state = getattr(model, "read_state", None)
+    packed = read_state() if callable(read_state) else None
+    return {MODEL_STATE_INPUT: packed} if isinstance(packed, bytes) else {}
+
+
+def take_model_state(config: pytest.Config, model: Any) -> None:
+    """A worker's model takes over what the controller's read (:func:`model_state_input`)."""
+    packed = getattr(config, "workerinput", {}).get(MODEL_STATE_INPUT)
+    take = getattr(model, "take_read_state", None)
+    if isinstance(packed, bytes) and callable(take):
+        take(packed)
 
 
 def is_worker(config: pytest.Config) -> bool:

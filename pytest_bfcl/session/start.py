@@ -36,7 +36,7 @@ from pytest_bfcl.redact import printable_lines
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.run.run_metadata import extra_body
 from pytest_bfcl.session.common import owns_process
-from pytest_bfcl.session.handoff import WorkerHandoff, is_worker, session_id
+from pytest_bfcl.session.handoff import WorkerHandoff, is_worker, model_state_input, session_id
 from pytest_bfcl.session.signals import interrupted_at_start, stop_on_sigterm
 from pytest_bfcl.settings import Settings, build_settings
 
@@ -101,7 +101,7 @@ def _model_named(exc: ModelSpecError, values: dict[str, Any], names: dict[str, s
     )
 
 
-def worker_input(config: pytest.Config) -> dict[str, str]:
+def worker_input(config: pytest.Config) -> dict[str, Any]:
     """The controller's handoff to each xdist worker (:class:`WorkerHandoff`)."""
     plugin = config.pluginmanager.get_plugin(PLUGIN_NAME)
     if plugin is None:
@@ -115,7 +115,7 @@ def worker_input(config: pytest.Config) -> dict[str, str]:
         servers=shared() if shared is not None else {},
         batched=getattr(plugin, "batched_events", False),
     )
-    return handoff.worker_input()
+    return {**handoff.worker_input(), **model_state_input(model)}
 
 
 def _load_compatible_baseline(

@@ -11,11 +11,12 @@ import pytest
 
 from pytest_bfcl.gate import Baseline
 from pytest_bfcl.perf import collect_and_freeze
-from pytest_bfcl.pytest_private import silence_worker_terminal
+from pytest_bfcl.pytest_private import retire_worker_terminal
 from pytest_bfcl.run.engine import BfclRun
-from pytest_bfcl.session.batching import batch_worker_events
-from pytest_bfcl.session.common import SessionPlugin, leave_bfcl_failures_out_of_sections
-from pytest_bfcl.session.handoff import REPLICAS_OUTPUT, WorkerHandoff
+from pytest_bfcl.run.scheduler import job_key
+from pytest_bfcl.session.batching import EventBatch, batch_worker_events
+from pytest_bfcl.session.common import SessionPlugin
+from pytest_bfcl.session.handoff import REPLICAS_OUTPUT, WorkerHandoff, take_model_state
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem
 from pytest_bfcl.session.transport import pack_report
 
@@ -25,19 +26,17 @@ class WorkerPlugin(SessionPlugin):
         super().__init__(config, run, baseline)
         self.queue_watch = XdistQueueWatch()
         self.workers = int(config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
+        take_model_state(config, run.model)  # what the controller's checks read
         handoff = WorkerHandoff.received(config)
+        self.batch: EventBatch | None = None
         if handoff is not None and handoff.batched:
-            batch_worker_events(config, f"{NODE_PREFIX}/")
+            self.batch = batch_worker_events(config, f"{NODE_PREFIX}/")
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """A worker's summary is never shown, and pytest's FAILURES section costs time
-        quadratic in the failures: the controller prints the failures it is sent. Nor is
-        anything the worker's terminal writes (xdist sends its output to /dev/null)."""
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            leave_bfcl_failures_out_of_sections(reporter)
-            silence_worker_terminal(reporter)
+        """Nothing a worker's terminal writes is read (xdist sends its output to /dev/null;
+        the controller's terminal reports every entry): the worker runs without one."""
+        retire_worker_terminal(self.config)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Any) -> None:
@@ -48,10 +47,15 @@ class WorkerPlugin(SessionPlugin):
         queued = self.queue_watch.new_items(self.config, item.session)
         ids = [i.entry_id for i in [item, *queued] if isinstance(i, BfclItem)]
         self.run.prefetch(ids, concurrency=max(1, self.settings.concurrency // self.workers))
+        if self.batch is not None and not generation_ready(self.run, item.entry_id):
+            self.batch.flush()  # the items finished so far reach the controller while it waits
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_to_serializable(self, report: Any) -> dict[str, Any] | None:
-        """A BFCL item's report goes to the controller packed (:mod:`.transport`)."""
+        """A BFCL item's report goes to the controller packed (:mod:`.transport`), unless its
+        events travel batched, which packs them all at once: pytest's own serialisation then."""
+        if self.batch is not None:
+            return None
         return pack_report(report, f"{NODE_PREFIX}/")
 
     @pytest.hookimpl(trylast=True)  # after xdist has sent the report to the controller
@@ -68,6 +72,12 @@ class WorkerPlugin(SessionPlugin):
         collect_and_freeze()
 
 
+def generation_ready(run: BfclRun, entry_id: str) -> bool:
+    """Whether the entry's item would find its generations (every sample's) done."""
+    samples = range(run.settings.samples)
+    return all(run.scheduler.ready(job_key(entry_id, k)) for k in samples)
+
+
 class XdistQueueWatch:
     """What an xdist worker has queued, read from its worker loop, and only when the queue
     grew or was replaced since the last look: reading the whole queue before every item
@@ -77,17 +87,21 @@ class XdistQueueWatch:
     def __init__(self) -> None:
         self._queue_id = 0
         self._length = 0
+        self._loop: Any = None  # the worker loop holding the queue, found at the first look
+        self._looked = False
 
     def new_items(self, config: pytest.Config, session: pytest.Session) -> list[pytest.Item]:
-        for plugin in config.pluginmanager.get_plugins():
-            queue = getattr(plugin, "torun", None)
-            if queue is None or not hasattr(queue, "lock"):
-                continue
-            try:
-                return self._read(plugin, queue, session)
-            except Exception:  # an internal of another plugin: never fatal
-                return []
-        return []
+        if not self._looked:  # once: looking through every plugin before each item adds up
+            self._loop = next(
+                (p for p in config.pluginmanager.get_plugins() if _holds_queue(p)), None
+            )
+            self._looked = True
+        if self._loop is None:
+            return []
+        try:
+            return self._read(self._loop, self._loop.torun, session)
+        except Exception:  # an internal of another plugin: never fatal
+            return []
 
     def _read(self, plugin: Any, queue: Any, session: pytest.Session) -> list[pytest.Item]:
         with queue.lock() as pending:
@@ -102,3 +116,8 @@ class XdistQueueWatch:
         if isinstance(nxt, int):
             indices.insert(0, nxt)
         return [session.items[i] for i in indices if 0 <= i < len(session.items)]
+
+
+def _holds_queue(plugin: Any) -> bool:
+    """Whether a plugin is xdist's worker loop with its queue of dealt items."""
+    return hasattr(getattr(plugin, "torun", None), "lock")

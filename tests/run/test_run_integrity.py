@@ -675,3 +675,39 @@ def test_a_baseline_with_left_out_categories_fails_the_gate_as_incomplete(
     data = json.loads(report.read_text())
     assert data["left_out"] == {"memory_vector": "memory"} and data["complete"] is False
     assert data["categories"]["memory_vector"]["missing"] == 1
+
+
+def test_an_xdist_worker_takes_over_the_result_files_the_controller_read(tmp_path, dataset):
+    path = tmp_path / "non_live" / "BFCL_v4_multiple_result.json"
+    path.parent.mkdir(parents=True)
+    huge = json.dumps({"id": "multiple_1", "result": "x" * 2_000})
+    path.write_text('{"id": "multiple_0", "result": [{"f": 1}]}\n' + huge + "\n")
+    controller = ReplayModel(tmp_path, ScoringOptions("fc", True), max_line_bytes=1_000)
+    controller.preflight(["multiple"])
+    packed = controller.read_state()
+    assert isinstance(packed, bytes)
+    path.unlink()  # the worker reads no file: it holds what the controller read
+    worker = ReplayModel(tmp_path, ScoringOptions("fc", True), max_line_bytes=1_000)
+    worker.take_read_state(packed)
+    assert worker.records("multiple") == controller.records("multiple")
+    entry = next(e for e in dataset.entries("multiple") if e.id == "multiple_1")
+    assert worker.generate(Task(entry, None)).finish_reason == "response_too_large"
+
+
+def test_the_worker_input_carries_what_a_replay_model_read_and_nothing_for_others(
+    tmp_path, dataset
+):
+    from types import SimpleNamespace
+
+    from pytest_bfcl.session.handoff import model_state_input, take_model_state
+
+    write_oracle_results(tmp_path, dataset, "multiple")
+    controller = ReplayModel(tmp_path, ScoringOptions("fc", True))
+    controller.preflight(["multiple"])
+    assert model_state_input(object()) == {}  # a model that reads nothing hands nothing over
+    handed = model_state_input(controller)
+    worker = ReplayModel(tmp_path, ScoringOptions("fc", True))
+    take_model_state(SimpleNamespace(workerinput=handed), worker)  # type: ignore[arg-type]
+    for result in tmp_path.rglob("*_result.json"):
+        result.unlink()
+    assert worker.records("multiple") == controller.records("multiple") != {}

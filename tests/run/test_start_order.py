@@ -28,3 +28,25 @@ def test_on_a_run_the_first_items_start_first_and_every_conversation_in_the_firs
     conversations = [i for i in ids if i.startswith("multi_turn")]
     last = max(order.index(i) for i in conversations)
     assert last < 2 * len(conversations) <= len(ids)
+
+
+def test_ready_says_whether_asking_for_a_result_would_wait():
+    import threading
+
+    from pytest_bfcl.run.scheduler import Scheduler
+
+    release = threading.Event()
+
+    def generate(entry_id: str) -> str:
+        if entry_id == "slow":
+            release.wait(10)
+        return entry_id.upper()
+
+    scheduler = Scheduler(generate, str, concurrency=2)
+    assert scheduler.ready("never-prefetched")  # generated on the spot
+    scheduler.prefetch(["fast", "slow"])
+    assert scheduler.result("fast") == "FAST"
+    assert not scheduler.ready("slow")
+    release.set()
+    assert scheduler.result("slow") == "SLOW"
+    scheduler.close()

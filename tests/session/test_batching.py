@@ -1,9 +1,10 @@
-"""A BFCL item's xdist events travel as one message (pytest_bfcl/session/batching.py): the
+"""BFCL items' xdist events travel in few messages (pytest_bfcl/session/batching.py): the
 controller replays them in their order through xdist's handlers; anything else travels as
 xdist sends it."""
 
 from __future__ import annotations
 
+import marshal
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,27 +17,31 @@ NODEID = "bfcl/simple_python::simple_python_3"
 LOCATION = ("bfcl/simple_python", None, "simple_python_3")
 
 
-def _report(when: str) -> dict[str, Any]:
+def _report(when: str, index: int = 3) -> dict[str, Any]:
     report = pytest.TestReport(NODEID, LOCATION, {}, "passed", None, when, [], 0.1)
     data = pack_report(report, "bfcl/")
     assert data is not None
-    return {**data, "item_index": 3, "worker_id": "gw0"}
+    return {**data, "item_index": index, "worker_id": "gw0"}
 
 
-def _item_events(nodeid: str = NODEID) -> list[tuple[str, dict[str, Any]]]:
+def _item_events(nodeid: str = NODEID, index: int = 3) -> list[tuple[str, dict[str, Any]]]:
     return [
         ("logstart", {"nodeid": nodeid, "location": LOCATION}),
-        *(("testreport", {"data": _report(when)}) for when in ("setup", "call", "teardown")),
+        *(("testreport", {"data": _report(when, index)}) for when in ("setup", "call", "teardown")),
         ("logfinish", {"nodeid": nodeid, "location": LOCATION}),
-        ("runtest_protocol_complete", {"item_index": 3, "duration": 0.5}),
+        ("runtest_protocol_complete", {"item_index": index, "duration": 0.5}),
     ]
 
 
-def _sent_through(batch_prefix: str, events: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+def _sent_through(
+    batch_prefix: str, events: list[tuple[str, dict[str, Any]]], **options: Any
+) -> list[Any]:
+    """What the batch sends of these events, with what it still holds sent at the end."""
     sent: list[tuple[str, dict[str, Any]]] = []
-    batch = EventBatch(lambda name, **kwargs: sent.append((name, kwargs)), batch_prefix)
+    batch = EventBatch(lambda name, **kwargs: sent.append((name, kwargs)), batch_prefix, **options)
     for name, kwargs in events:
         batch(name, **kwargs)
+    batch.flush()
     return sent
 
 
@@ -44,6 +49,37 @@ def test_a_bfcl_item_s_events_go_as_one_message():
     sent = _sent_through("bfcl/", _item_events())
     assert [name for name, _ in sent] == ["runtest_protocol_complete"]
     assert sent[0][1]["item_index"] == 3 and isinstance(sent[0][1][BATCHED], bytes)
+
+
+def test_several_items_go_as_one_message_up_to_the_limit():
+    events = [e for index in range(5) for e in _item_events(index=index)]
+    sent = _sent_through("bfcl/", events, items_per_message=2)
+    # two, two, and the last one when the batch is flushed (the worker's end)
+    assert [kwargs["item_index"] for _, kwargs in sent] == [1, 3, 4]
+    assert all(name == "runtest_protocol_complete" for name, _ in sent)
+
+
+def test_nothing_is_held_when_the_worker_would_wait_for_more_work():
+    sent: list[Any] = []
+    batch = EventBatch(lambda name, **kw: sent.append(name), "bfcl/", idle_next=lambda: True)
+    for name, kwargs in _item_events():
+        batch(name, **kwargs)
+    assert sent == ["runtest_protocol_complete"]  # sent without a flush
+
+
+def test_finished_items_are_held_a_bounded_time():
+    sent: list[Any] = []
+    batch = EventBatch(lambda name, **kw: sent.append(kw["item_index"]), "bfcl/", held_s=0.0)
+    for name, kwargs in _item_events(index=7):
+        batch(name, **kwargs)
+    assert sent == [7]
+    sent.clear()
+    held = EventBatch(lambda name, **kw: sent.append(kw["item_index"]), "bfcl/", held_s=60.0)
+    for name, kwargs in _item_events(index=8):
+        held(name, **kwargs)
+    assert sent == []  # held until the next flush
+    held.flush()
+    assert sent == [8]
 
 
 def test_other_items_and_events_travel_as_xdist_sends_them():
@@ -54,7 +90,20 @@ def test_other_items_and_events_travel_as_xdist_sends_them():
     events = _item_events()
     warning = ("warning_recorded", {"nodeid": NODEID, "when": "runtest"})
     mixed = [*events[:2], warning, *events[2:]]
-    assert _sent_through("bfcl/", mixed) == mixed
+    sent = _sent_through("bfcl/", mixed)
+    assert sent[:3] == mixed[:3]
+    assert _unbatched(sent) == mixed
+
+
+def _unbatched(sent: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """The events as the controller replays them (a batch's events before its message)."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for name, kwargs in sent:
+        kwargs = dict(kwargs)
+        packed = kwargs.pop(BATCHED, None)
+        out += marshal.loads(packed) if packed is not None else []
+        out.append((name, kwargs))
+    return out
 
 
 def test_events_marshal_refuses_travel_one_by_one():
@@ -91,15 +140,19 @@ def test_the_controller_replays_them_in_order_before_the_item_completes():
         pluginmanager=SimpleNamespace(get_plugin=lambda name: dsession), hook=hook
     )
     assert receive_batched_events(config)  # type: ignore[arg-type]
-    ((name, kwargs),) = _sent_through("bfcl/", _item_events())
+    ((name, kwargs),) = _sent_through("bfcl/", _item_events(index=2) + _item_events(index=3))
     getattr(dsession, f"worker_{name}")(node="gw0", **kwargs)
     assert dsession.calls == [
-        ("logstart", NODEID),
-        ("testreport", ("setup", 3, "gw0")),
-        ("testreport", ("call", 3, "gw0")),
-        ("testreport", ("teardown", 3, "gw0")),
-        ("logfinish", NODEID),
-        ("complete", 3),
+        (step, detail)
+        for index in (2, 3)
+        for step, detail in (
+            ("logstart", NODEID),
+            ("testreport", ("setup", index, "gw0")),
+            ("testreport", ("call", index, "gw0")),
+            ("testreport", ("teardown", index, "gw0")),
+            ("logfinish", NODEID),
+            ("complete", index),
+        )
     ]
     # a completion without events (another item's) is xdist's as before
     dsession.worker_runtest_protocol_complete(node="gw0", item_index=4, duration=0.1)
