@@ -154,6 +154,16 @@ def pytest_configure_node(node: Any) -> None:
         node.workerinput.update(worker_input(node.config))
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
+    """pytest-xdist: a BFCL entry named as the one its dead worker was running says that the
+    worker may have died on a later one (:func:`pytest_bfcl.session.batching.crash_note`)."""
+    if crashitem.startswith(f"{NODE_DIR}/"):
+        from pytest_bfcl.session.batching import crash_note
+
+        report.longrepr = crash_note(str(report.longrepr))
+
+
 def pytest_report_header(config: pytest.Config) -> str | None:
     """A model set in the ini file, and this run not asking for it: say how to ask."""
     invocation = config.stash.get(INVOCATION_KEY, None)

@@ -185,3 +185,15 @@ def receive_batched_events(config: pytest.Config) -> bool:
 
     setattr(dsession, "worker_" + _COMPLETE, replayed)
     return True
+
+
+def crash_note(message: str) -> str:
+    """xdist's line for a BFCL item whose worker died, with what batching changes about it:
+    the item xdist names is the first of that worker's it had not heard of, which a worker
+    holding finished items' events may have finished; LoadScheduling runs the worker's other
+    pending items again."""
+    return (
+        f"{message}, or on an entry after it: a worker sends the results of up to "
+        f"{ITEMS_PER_MESSAGE} finished BFCL entries in one message, and those it held when it "
+        "died are scheduled again with its other pending entries"
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import marshal
 from types import SimpleNamespace
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
@@ -162,3 +163,35 @@ def test_the_controller_replays_them_in_order_before_the_item_completes():
 def test_a_controller_of_another_shape_does_not_ask_for_them():
     config = SimpleNamespace(pluginmanager=SimpleNamespace(get_plugin=lambda name: object()))
     assert not receive_batched_events(config)  # type: ignore[arg-type]
+
+
+CRASHING_CONFTEST = """
+import os
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item):
+    if item.name == "simple_python_30" and os.environ.get("PYTEST_XDIST_WORKER"):
+        os._exit(3)  # the worker dies as a killed or out-of-memory process does
+"""
+
+
+@pytest.mark.e2e
+def test_a_dead_worker_s_entry_says_it_may_have_died_on_a_later_one(pytester, monkeypatch):
+    pytester.makeconftest(CRASHING_CONFTEST)
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "--bfcl-model=oracle", "--bfcl-category=simple_python", "-p",
+        "no:cacheprovider", "--max-worker-restart=1", "--junitxml=junit.xml",
+    )  # fmt: skip
+    out = result.stdout.str()
+    assert result.ret != 0, out[-3000:]  # a run that lost its workers never passes
+    assert "200 of 400 not scored" in out, out[-3000:]  # and says what it did not score
+    tree = ElementTree.parse(pytester.path / "junit.xml")
+    crashes = [
+        element.get("message", "")
+        for element in tree.iter()
+        if element.tag in ("error", "failure") and "crashed while" in element.get("message", "")
+    ]
+    assert crashes, out[-3000:]
+    for message in crashes:  # the worker may have died on an entry after the one named
+        assert "or on an entry after it" in message, message
