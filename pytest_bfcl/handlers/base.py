@@ -119,6 +119,20 @@ def calls_by_name(items: Any) -> list[dict[str, Any]]:
     return out
 
 
+def stored_calls_or_text(raw: str, calls: list[Any] | None) -> RawAnswer:
+    """What a handler that stores the calls it read keeps: ``[{name: arguments}]`` when every
+    item read is a ``{"name", "arguments"}`` object, else the raw text; the text echoed back."""
+    echo = {"role": "assistant", "content": raw}
+    shaped = all(isinstance(c, dict) and set(c) == {"name", "arguments"} for c in calls or [])
+    if calls and shaped:
+        try:
+            stored = [{call["name"]: call["arguments"]} for call in calls]
+        except TypeError as exc:
+            raise DecodeError(f"a call's name cannot be read: {exc}") from None
+        return RawAnswer(stored, "", echo)
+    return RawAnswer(raw, "", echo)
+
+
 def join_user_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Copies of the messages with each run of consecutive user messages joined into one,
     their texts separated by a blank line (as the handlers that need alternating turns do)."""

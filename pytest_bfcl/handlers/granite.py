@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_bfcl.decode import DecodeError
 from pytest_bfcl.decode.limits import check_text_length
 from pytest_bfcl.handlers.arch import ArchDecoder
-from pytest_bfcl.handlers.base import Family, RawAnswer, content_text
+from pytest_bfcl.handlers.base import Family, RawAnswer, content_text, stored_calls_or_text
 from pytest_bfcl.handlers.llama import python_literal
 from pytest_bfcl.handlers.texts import text_starting
 
@@ -45,10 +44,6 @@ def extracted_calls(text: str) -> list[Any]:
     return [python_literal(item) if isinstance(item, str) else item for item in value]
 
 
-def _is_calls(items: list[Any]) -> bool:
-    return all(isinstance(item, dict) and set(item) == {"name", "arguments"} for item in items)
-
-
 class Granite3Family(Family):
     handlers = ("Granite3FCHandler",)
     name = "granite-3"
@@ -72,12 +67,4 @@ class Granite3Family(Family):
         return "".join(out)
 
     def read(self, raw: str) -> RawAnswer:
-        echo = {"role": "assistant", "content": raw}
-        calls = extracted_calls(raw)
-        if calls and _is_calls(calls):
-            try:
-                stored = [{call["name"]: call["arguments"]} for call in calls]
-            except TypeError as exc:
-                raise DecodeError(f"a call's name cannot be read: {exc}") from None
-            return RawAnswer(stored, "", echo)
-        return RawAnswer(raw, "", echo)
+        return stored_calls_or_text(raw, extracted_calls(raw))
