@@ -40,6 +40,12 @@ def server():
     process = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True
     )
+    # Popen returns once the child is forked; until it has exec'd, its command line is this
+    # test run's, which a claim written now would record (and the check later refuse).
+    deadline = time.monotonic() + 15
+    while "time.sleep(60)" not in " ".join(command_line(process.pid) or []):
+        assert time.monotonic() < deadline, "the stand-in server did not start"
+        time.sleep(0.01)
     yield process
     if process.poll() is None:
         process.kill()
