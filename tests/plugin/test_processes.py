@@ -37,6 +37,11 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups"
 def sleeper():
     process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
                                start_new_session=True)  # fmt: skip
+    # Popen returns once the child is forked: wait until it has exec'd (its own command line)
+    deadline = time.monotonic() + 15
+    while "time.sleep(60)" not in " ".join(command_line(process.pid) or []):
+        assert time.monotonic() < deadline, "the sleeper did not start"
+        time.sleep(0.01)
     yield process
     if process.poll() is None:
         process.kill()
