@@ -23,7 +23,7 @@ from typing import Any
 
 from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.files import read_small_text
-from pytest_bfcl.handlers.tokens import CHECKPOINT_JSON_MAX
+from pytest_bfcl.handlers.tokens import CHECKPOINT_JSON_MAX, checkpoint_json
 
 TEMPLATE_FILE = "chat_template.jinja"
 CONFIG_FILE = "tokenizer_config.json"
@@ -80,16 +80,6 @@ def _aliased(message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def _json_object(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(read_small_text(path, CHECKPOINT_JSON_MAX))
-    except (OSError, ValueError) as exc:
-        raise DatasetError(f"cannot read {path}: {exc}") from None
-    if not isinstance(data, dict):
-        raise DatasetError(f"{path} is not a JSON object")
-    return data
-
-
 def _token_text(value: Any) -> str | None:
     """A special token as the config writes it: its text, or an added token's ``content``."""
     if isinstance(value, str):
@@ -103,7 +93,7 @@ def _special_tokens(folder: Path, config: dict[str, Any]) -> dict[str, str]:
     found: dict[str, Any] = {}
     legacy = folder / LEGACY_SPECIAL_FILE
     if legacy.is_file():
-        found.update(_json_object(legacy))
+        found.update(checkpoint_json(legacy))
     found.update({k: v for k, v in config.items() if k in SPECIAL_TOKENS})
     tokens = {name: _token_text(found.get(name)) for name in SPECIAL_TOKENS}
     return {name: text for name, text in tokens.items() if text is not None}
@@ -135,7 +125,7 @@ def load_chat_template(folder: Path, tools: bool = True) -> ChatTemplate:
             f"{config_path} is missing: the handler renders the checkpoint's own chat template; "
             "point --bfcl-tokenizer at the checkpoint's folder"
         )
-    config = _json_object(config_path)
+    config = checkpoint_json(config_path)
     template_path = folder / TEMPLATE_FILE
     if template_path.is_file():
         try:

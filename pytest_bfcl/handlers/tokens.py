@@ -43,7 +43,9 @@ class PromptBudget:
         return max_tokens_for(self.count(prompt), self.context)
 
 
-def _json_file(path: Path) -> dict[str, Any]:
+def checkpoint_json(path: Path) -> dict[str, Any]:
+    """A checkpoint's JSON file (config.json, tokenizer_config.json), bounded; a one-line
+    ``DatasetError`` for one that cannot be read or is not an object."""
     try:
         data = json.loads(read_small_text(path, CHECKPOINT_JSON_MAX))
     except (OSError, ValueError) as exc:
@@ -57,12 +59,12 @@ def context_window(folder: Path) -> int:
     """The checkpoint's context window as the leaderboard reads it."""
     config = folder / "config.json"
     if config.is_file():
-        value = _json_file(config).get("max_position_embeddings")
+        value = checkpoint_json(config).get("max_position_embeddings")
         if isinstance(value, int) and value > 0:
             return value
     tokenizer_config = folder / "tokenizer_config.json"
     if tokenizer_config.is_file():
-        value = _json_file(tokenizer_config).get("model_max_length")
+        value = checkpoint_json(tokenizer_config).get("model_max_length")
         if isinstance(value, int) and value > 0:
             return value
     raise DatasetError(
