@@ -13,7 +13,7 @@ from pytest_bfcl.decode import DecodeError
 from pytest_bfcl.decode.limits import check_text_length, check_value
 from pytest_bfcl.decode.limits import short_repr as _short
 from pytest_bfcl.decode.prompting import PromptFormat
-from pytest_bfcl.handlers.base import Decoder, Family, RawAnswer, content_text
+from pytest_bfcl.handlers.base import Decoder, Family, RawAnswer, content_text, execute_form
 from pytest_bfcl.handlers.llama import python_literal
 from pytest_bfcl.handlers.qwen import tool_call_bodies, tool_result
 from pytest_bfcl.handlers.texts import text_starting
@@ -43,10 +43,7 @@ class ArchDecoder(Decoder):
                         arguments = json.loads(arguments)
                     except (ValueError, RecursionError) as exc:
                         raise DecodeError(f"arguments that are not JSON: {exc}") from None
-                if not isinstance(arguments, dict):
-                    raise DecodeError(f"arguments that are not an object: {_short(arguments, 80)}")
-                rendered = ",".join(f"{key}={value!r}" for key, value in arguments.items())
-                out.append(f"{name}({rendered})")
+                out.append(execute_form(name, arguments))
         return out
 
 

@@ -106,17 +106,37 @@ def content_text(message: dict[str, Any]) -> str:
     return content if isinstance(content, str) else ("" if content is None else str(content))
 
 
-def calls_by_name(items: Any) -> list[dict[str, Any]]:
-    """``[{name: arguments}]`` of items that must each be ``{"name", "arguments", ...}``."""
+def call_pairs(items: Any) -> list[tuple[Any, Any]]:
+    """``(name, arguments)`` of items that must each be ``{"name", "arguments", ...}``."""
     out = []
     for call in items:
         if not isinstance(call, dict) or "name" not in call or "arguments" not in call:
             raise DecodeError(f"a call without a name or arguments: {short_repr(call, 120)}")
-        try:
-            out.append({call["name"]: call["arguments"]})
-        except TypeError as exc:
-            raise DecodeError(f"a call's name cannot be read: {exc}") from None
+        out.append((call["name"], call["arguments"]))
     return out
+
+
+def calls_from_pairs(pairs: Any) -> list[dict[Any, Any]]:
+    """``[{name: arguments}]``, as the AST decoders give calls; an unhashable name fails."""
+    try:
+        return [{name: arguments} for name, arguments in pairs]
+    except TypeError as exc:
+        raise DecodeError(f"a call's name cannot be read: {exc}") from None
+
+
+def calls_by_name(items: Any) -> list[dict[str, Any]]:
+    """``[{name: arguments}]`` of items that must each be ``{"name", "arguments", ...}``."""
+    return calls_from_pairs(call_pairs(items))
+
+
+def execute_form(name: Any, arguments: Any, separator: str = ",", width: int = 80) -> str:
+    """A call as the handlers' execute decoders write it, ``name(key=value,...)`` with each
+    value's repr; arguments that are not an object fail, as the handlers' ``.items()`` does
+    (``width``: how much of them the message shows)."""
+    if not isinstance(arguments, dict):
+        raise DecodeError(f"arguments that are not an object: {short_repr(arguments, width)}")
+    rendered = separator.join(f"{key}={value!r}" for key, value in arguments.items())
+    return f"{name}({rendered})"
 
 
 def stored_calls_or_text(raw: str, calls: list[Any] | None) -> RawAnswer:
@@ -162,8 +182,12 @@ __all__ = [
     "Decoder",
     "Family",
     "RawAnswer",
+    "call_pairs",
     "calls_by_name",
+    "calls_from_pairs",
     "content_text",
+    "execute_form",
     "join_user_messages",
     "split_reasoning",
+    "stored_calls_or_text",
 ]

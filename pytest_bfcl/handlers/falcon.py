@@ -15,7 +15,13 @@ from pytest_bfcl.decode import DecodeError
 from pytest_bfcl.decode.limits import check_text_length, check_value
 from pytest_bfcl.decode.limits import short_repr as _short
 from pytest_bfcl.decode.prompting import PromptFormat
-from pytest_bfcl.handlers.base import Decoder, Family
+from pytest_bfcl.handlers.base import (
+    Decoder,
+    Family,
+    call_pairs,
+    calls_from_pairs,
+    execute_form,
+)
 from pytest_bfcl.handlers.chat_template import ChatTemplate, load_chat_template
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
@@ -45,34 +51,15 @@ def falcon_calls(text: Any) -> list[tuple[Any, Any]]:
     except (ValueError, RecursionError) as exc:
         raise DecodeError(f"Failed to decode the model's response: {exc}") from None
     check_value(value)
-    calls = value if isinstance(value, list) else [value]
-    out = []
-    for call in calls:
-        if not isinstance(call, dict) or "name" not in call or "arguments" not in call:
-            raise DecodeError(f"a call without a name or arguments: {_short(call, 120)}")
-        out.append((call["name"], call["arguments"]))
-    return out
-
-
-def _named(name: Any, arguments: Any) -> dict[Any, Any]:
-    try:
-        return {name: arguments}
-    except TypeError as exc:
-        raise DecodeError(f"a call's name cannot be read: {exc}") from None
+    return call_pairs(value if isinstance(value, list) else [value])
 
 
 class FalconDecoder(Decoder):
     def decode_ast(self, text: Any, language: str, fmt: PromptFormat) -> Any:
-        return [_named(name, arguments) for name, arguments in falcon_calls(text)]
+        return calls_from_pairs(falcon_calls(text))
 
     def decode_execute(self, text: Any) -> list[str]:
-        out = []
-        for name, arguments in falcon_calls(text):
-            if not isinstance(arguments, dict):  # the handler reads them with .items()
-                raise DecodeError(f"arguments that are not an object: {_short(arguments, 80)}")
-            rendered = ",".join(f"{key}={value!r}" for key, value in arguments.items())
-            out.append(f"{name}({rendered})")
-        return out
+        return [execute_form(name, arguments) for name, arguments in falcon_calls(text)]
 
 
 class Falcon3Family(Family):

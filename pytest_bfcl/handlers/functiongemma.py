@@ -15,7 +15,7 @@ from pytest_bfcl.decode import DecodeError
 from pytest_bfcl.decode.limits import check_text_length
 from pytest_bfcl.decode.limits import short_repr as _short
 from pytest_bfcl.decode.prompting import PromptFormat
-from pytest_bfcl.handlers.base import Decoder, Family, content_text
+from pytest_bfcl.handlers.base import Decoder, Family, calls_from_pairs, content_text, execute_form
 from pytest_bfcl.handlers.texts import module_text
 
 ESCAPE = "<escape>"
@@ -253,13 +253,10 @@ def functiongemma_calls(text: Any) -> list[tuple[str, dict[str, Any]]]:
 
 class FunctionGemmaDecoder(Decoder):
     def decode_ast(self, text: Any, language: str, fmt: PromptFormat) -> Any:
-        return [{name: arguments} for name, arguments in functiongemma_calls(text)]
+        return calls_from_pairs(functiongemma_calls(text))
 
     def decode_execute(self, text: Any) -> list[str]:
-        return [
-            f"{name}({', '.join(f'{key}={value!r}' for key, value in arguments.items())})"
-            for name, arguments in functiongemma_calls(text)
-        ]
+        return [execute_form(name, args, ", ") for name, args in functiongemma_calls(text)]
 
 
 class FunctionGemmaFamily(Family):

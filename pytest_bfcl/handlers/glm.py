@@ -16,7 +16,7 @@ from pytest_bfcl.decode import DecodeError
 from pytest_bfcl.decode.limits import check_text_length, check_value
 from pytest_bfcl.decode.limits import short_repr as _short
 from pytest_bfcl.decode.prompting import PromptFormat
-from pytest_bfcl.handlers.base import Decoder, Family, content_text
+from pytest_bfcl.handlers.base import Decoder, Family, content_text, execute_form
 from pytest_bfcl.handlers.texts import init_value, text_starting
 
 _PROMPT = ("glm", "GLMHandler", "_format_prompt")
@@ -52,11 +52,7 @@ class GLMDecoder(Decoder):
             if lines[0]:
                 raise DecodeError(f"a call without arguments: {_short(lines[0], 120)}")
             return []
-        arguments = _arguments(lines[1])
-        if not isinstance(arguments, dict):
-            raise DecodeError(f"arguments that are not an object: {_short(arguments, 120)}")
-        rendered = ",".join(f"{key}={value!r}" for key, value in arguments.items())
-        return [f"{lines[0]}({rendered})"]
+        return [execute_form(lines[0], _arguments(lines[1]), width=120)]
 
 
 class GLMFamily(Family):

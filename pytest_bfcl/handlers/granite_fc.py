@@ -16,7 +16,7 @@ from pytest_bfcl.decode import DecodeError
 from pytest_bfcl.decode.limits import check_text_length, check_value
 from pytest_bfcl.decode.limits import short_repr as _short
 from pytest_bfcl.decode.prompting import PromptFormat
-from pytest_bfcl.handlers.base import Decoder, Family, content_text
+from pytest_bfcl.handlers.base import Decoder, Family, content_text, execute_form
 from pytest_bfcl.handlers.texts import text_starting
 
 _PROMPT = ("granite", "GraniteFunctionCallingHandler", "_format_prompt")
@@ -79,11 +79,7 @@ class GraniteFCDecoder(Decoder):
             if isinstance(item, str):
                 out.append(item)
                 continue
-            name, arguments = item
-            if not isinstance(arguments, dict):  # the handler reads them with .items()
-                raise DecodeError(f"arguments that are not an object: {_short(arguments, 80)}")
-            rendered = ",".join(f"{key}={value!r}" for key, value in arguments.items())
-            out.append(f"{name}({rendered})")
+            out.append(execute_form(*item))
         return out
 
 

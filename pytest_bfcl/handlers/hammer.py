@@ -13,7 +13,7 @@ from pytest_bfcl.decode import DecodeError
 from pytest_bfcl.decode.limits import check_text_length, check_value
 from pytest_bfcl.decode.limits import short_repr as _short
 from pytest_bfcl.decode.prompting import PromptFormat
-from pytest_bfcl.handlers.base import Decoder, Family, calls_by_name, content_text
+from pytest_bfcl.handlers.base import Decoder, Family, calls_by_name, content_text, execute_form
 from pytest_bfcl.handlers.texts import module_text
 
 SYSTEM = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
@@ -83,11 +83,7 @@ class HammerDecoder(Decoder):
         for call in calls:
             if not isinstance(call, dict):
                 continue  # the handler skips what is not an object
-            arguments = call.get("arguments", {})
-            if not isinstance(arguments, dict):
-                raise DecodeError(f"arguments that are not an object: {_short(arguments, 80)}")
-            rendered = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
-            out.append(f"{call.get('name', '')}({rendered})")
+            out.append(execute_form(call.get("name", ""), call.get("arguments", {}), ", "))
         return out
 
 

@@ -14,7 +14,14 @@ from pytest_bfcl.decode import DecodeError
 from pytest_bfcl.decode.limits import check_text_length, check_value
 from pytest_bfcl.decode.limits import short_repr as _short
 from pytest_bfcl.decode.prompting import PromptFormat
-from pytest_bfcl.handlers.base import Decoder, Family, RawAnswer, content_text, split_reasoning
+from pytest_bfcl.handlers.base import (
+    Decoder,
+    Family,
+    RawAnswer,
+    content_text,
+    execute_form,
+    split_reasoning,
+)
 from pytest_bfcl.handlers.texts import text_starting
 
 TOOL_CALL_OPEN, TOOL_CALL_CLOSE = "<tool_call>\n", "\n</tool_call>"
@@ -185,9 +192,7 @@ class QwenFCDecoder(Decoder):
     def decode_execute(self, text: Any) -> list[str]:
         out = []
         for call in _calls_of(text):
-            arguments = _arguments(call)
-            rendered = ",".join(f"{key}={value!r}" for key, value in arguments.items())
-            out.append(f"{call['name']}({rendered})")
+            out.append(execute_form(call["name"], _arguments(call)))
         return out
 
 

@@ -13,7 +13,14 @@ from pytest_bfcl.decode import DecodeError
 from pytest_bfcl.decode.limits import MAX_CALLS, check_text_length, check_value
 from pytest_bfcl.decode.limits import short_repr as _short
 from pytest_bfcl.decode.prompting import PromptFormat
-from pytest_bfcl.handlers.base import Decoder, Family, content_text
+from pytest_bfcl.handlers.base import (
+    Decoder,
+    Family,
+    call_pairs,
+    calls_from_pairs,
+    content_text,
+    execute_form,
+)
 from pytest_bfcl.handlers.texts import text_starting
 
 # The instruction texts in the order the handler writes them, by how each begins.
@@ -50,31 +57,17 @@ def _calls(text: Any, semicolons: bool = True) -> list[tuple[Any, Any]]:
     except (ValueError, RecursionError) as exc:
         raise DecodeError(f"unreadable JSON: {exc}") from None
     check_value(calls)
-    out = []
-    for call in calls:
-        if not isinstance(call, dict) or "name" not in call or "arguments" not in call:
-            raise DecodeError(f"a call without a name or arguments: {_short(call, 120)}")
-        out.append((call["name"], call["arguments"]))
-    return out
+    return call_pairs(calls)
 
 
 class XlamDecoder(Decoder):
     semicolons = True  # calls separated by ";" read where the text is not JSON
 
     def decode_ast(self, text: Any, language: str, fmt: PromptFormat) -> Any:
-        try:
-            return [{name: arguments} for name, arguments in _calls(text, self.semicolons)]
-        except TypeError as exc:  # an unhashable name
-            raise DecodeError(f"a call's name cannot be read: {exc}") from None
+        return calls_from_pairs(_calls(text, self.semicolons))
 
     def decode_execute(self, text: Any) -> list[str]:
-        out = []
-        for name, arguments in _calls(text, self.semicolons):
-            if not isinstance(arguments, dict):
-                raise DecodeError(f"arguments that are not an object: {_short(arguments, 80)}")
-            rendered = ",".join(f"{key}={value!r}" for key, value in arguments.items())
-            out.append(f"{name}({rendered})")
-        return out
+        return [execute_form(name, args) for name, args in _calls(text, self.semicolons)]
 
 
 class _XlamFamily(Family):
