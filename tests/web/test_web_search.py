@@ -301,10 +301,16 @@ def test_the_failure_rate_is_the_share_of_fetches_that_fail():
 
 
 def test_entries_do_not_all_fail_or_pass_their_first_fetch_together(web):
+    from pytest_bfcl.backends.web_search import simulated_failure
+
     access = live(web, failure_rate=0.2)
-    first_fetches = [
-        tools(access).instances["WebSearchAPI"].fetch_url_content(f"{web.base}/page/q{i}/0")
-        for i in range(100)
-    ]
-    failed = sum("error" in answer for answer in first_fetches)
-    assert 8 <= failed <= 35  # about a fifth, not none or all
+    urls = [f"{web.base}/page/q{i}/0" for i in range(100)]
+    first_fetches = [tools(access).instances["WebSearchAPI"].fetch_url_content(u) for u in urls]
+    # The draw hangs on the URL, whose port is the fake web's own: which entries fail changes
+    # from run to run, and those the hash picks are the ones that failed.
+    drawn = [i for i, url in enumerate(urls) if simulated_failure(url, 1, 0.2)]
+    assert 5 <= len(drawn) <= 40  # about a fifth, not none or all (outside: p < 1e-5)
+    assert all("error" in first_fetches[i] for i in drawn)
+    # the others reached the page (a fetch that timed out on a loaded machine is not drawn)
+    reached = [i for i in range(100) if i not in drawn and "content" in first_fetches[i]]
+    assert len(reached) >= (100 - len(drawn)) // 2
