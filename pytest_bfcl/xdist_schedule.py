@@ -24,7 +24,11 @@ class SpreadScheduling(LoadScheduling):  # type: ignore[misc]
     the end one worker still had a queue while the other was done. Dealt out in turns, each
     share holds the same mix of categories; weighted, a worker dealt a run of long
     conversations gets fewer entries, and the workers finish together. A crashed worker's
-    entries go to the worker that replaces it, as with xdist's own scheduling."""
+    entries go to the worker that replaces it, as with xdist's own scheduling.
+
+    ``contiguous``: each worker is dealt one run of the collection instead (of about the same
+    weight), for a model that asks no server (stored results, the oracle): nothing waits on
+    a server then, and a worker reads the data of only the categories in its run."""
 
     def __init__(
         self,
@@ -32,10 +36,12 @@ class SpreadScheduling(LoadScheduling):  # type: ignore[misc]
         log: Any = None,
         prefix: str = "bfcl/",
         weight: Callable[[str], int] = _one,
+        contiguous: bool = False,
     ) -> None:
         super().__init__(config, log)
         self.prefix = prefix
         self.weight = weight
+        self.contiguous = contiguous
 
     def schedule(self) -> None:
         collection = self._bfcl_only_collection()
@@ -56,13 +62,29 @@ class SpreadScheduling(LoadScheduling):  # type: ignore[misc]
 
     def _shares(self, collection: list[str], workers: int) -> list[list[int]]:
         """Indices of the collection per worker: each entry in turn to the least loaded (the
-        first of them on a tie), so the shares stay even all along, not only in total."""
+        first of them on a tie), so the shares stay even all along, not only in total; or,
+        ``contiguous``, one run each."""
+        if self.contiguous:
+            return self._runs(collection, workers)
         shares: list[list[int]] = [[] for _ in range(workers)]
         loads = [0] * workers
         for index, nodeid in enumerate(collection):
             lightest = loads.index(min(loads))
             shares[lightest].append(index)
             loads[lightest] += self._weight(nodeid)
+        return shares
+
+    def _runs(self, collection: list[str], workers: int) -> list[list[int]]:
+        """The collection cut into one run per worker, each of about the same weight: an
+        entry goes to the run whose share of the total weight its middle falls in."""
+        weights = [self._weight(nodeid) for nodeid in collection]
+        total = sum(weights)
+        shares: list[list[int]] = [[] for _ in range(workers)]
+        before = 0
+        for index, weight in enumerate(weights):
+            middle = before + weight / 2
+            shares[min(workers - 1, int(middle * workers / total))].append(index)
+            before += weight
         return shares
 
     def _weight(self, nodeid: str) -> int:

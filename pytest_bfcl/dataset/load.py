@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
@@ -164,17 +165,22 @@ class Dataset:
         self._entries: dict[str, list[Entry]] = {}
         self._answers: dict[str, dict[str, Answer]] = {}
         self._files: dict[str, list[Any]] = {}
+        # A worker reads a category when it first scores one of its entries, possibly from a
+        # generation thread: one reader at a time, so no file is parsed twice.
+        self._lock = threading.RLock()
 
     # -- raw files ----------------------------------------------------------------------------
 
     def _file_models(self, rel: str, model: type[M]) -> list[M]:
         key = f"{model.__name__}:{rel}"
-        if key not in self._files:
-            path = self.root / rel
-            if not path.is_file():
-                raise DatasetError(f"BFCL data file {path} is missing from {self.root}")
-            self._files[key] = read_models(path, model, one_pass=self.source.sha256 is not None)
-        return self._files[key]
+        with self._lock:
+            if key not in self._files:
+                path = self.root / rel
+                if not path.is_file():
+                    raise DatasetError(f"BFCL data file {path} is missing from {self.root}")
+                one_pass = self.source.sha256 is not None
+                self._files[key] = read_models(path, model, one_pass=one_pass)
+            return self._files[key]
 
     def _doc_file(self, class_name: str) -> str:
         try:
@@ -188,22 +194,27 @@ class Dataset:
     def raw_function_docs(self, class_name: str) -> list[dict[str, Any]]:
         """The backend's docs as written, aligned with :meth:`function_docs`."""
         key = f"raw:{class_name}"
-        if key not in self._files:
-            path = self.root / self._doc_file(class_name)
-            self._files[key] = [obj for _, obj in read_jsonl(path)]
-        return self._files[key]
+        with self._lock:
+            if key not in self._files:
+                path = self.root / self._doc_file(class_name)
+                self._files[key] = [obj for _, obj in read_jsonl(path)]
+            return self._files[key]
 
     # -- entries ------------------------------------------------------------------------------
 
     def entries(self, category: str) -> list[Entry]:
         """The scored entries of a category, in file order (memory prerequisites excluded),
         read as its kind reads them."""
-        if category not in self._entries:
-            cat = CATEGORIES[category]
-            entries = self._reader_for(cat).load_entries(self, cat)
-            _check_unique_ids(cat, entries)
-            self._entries[category] = entries
-        return self._entries[category]
+        found = self._entries.get(category)
+        if found is not None:
+            return found
+        with self._lock:
+            if category not in self._entries:
+                cat = CATEGORIES[category]
+                entries = self._reader_for(cat).load_entries(self, cat)
+                _check_unique_ids(cat, entries)
+                self._entries[category] = entries
+            return self._entries[category]
 
     def entry_map(self, category: str) -> dict[str, Entry]:
         return {e.id: e for e in self.entries(category)}
@@ -347,10 +358,14 @@ class Dataset:
 
     def answers(self, category: str) -> dict[str, Answer]:
         """Ground truth keyed by the category's entry ids, read as its kind reads it."""
-        if category not in self._answers:
-            cat = CATEGORIES[category]
-            self._answers[category] = self._reader_for(cat).load_answers(self, cat)
-        return self._answers[category]
+        found = self._answers.get(category)
+        if found is not None:
+            return found
+        with self._lock:
+            if category not in self._answers:
+                cat = CATEGORIES[category]
+                self._answers[category] = self._reader_for(cat).load_answers(self, cat)
+            return self._answers[category]
 
     # What the kinds read their ground truth with (pytest_bfcl/kinds/).
 

@@ -91,6 +91,10 @@ class KindSpec:
         """A rough count of the requests an entry needs (turns, for a conversation)."""
         return 1
 
+    def scoring_cost(self, entry: Entry) -> int:
+        """A rough weight of scoring a stored answer of the entry (1: one answer checked)."""
+        return 1
+
     def start_rank(self, entry: Entry) -> int:
         """Among entries of equal cost, which start first (lower first)."""
         return 0

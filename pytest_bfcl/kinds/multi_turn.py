@@ -43,6 +43,9 @@ class MultiTurnKind(KindSpec):
     def requests(self, entry: Entry) -> int:
         return 2 * len(entry.question)  # a turn takes a call step and an answer at least
 
+    def scoring_cost(self, entry: Entry) -> int:
+        return 2 * len(entry.question)  # each turn's calls run twice on simulated backends
+
     def solve(self, task: Task, run: RunContext) -> Generation:
         return solve_as_conversation(task, run)
 

@@ -13,10 +13,13 @@ from pytest_bfcl.dataset.fetch import DatasetError
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import Entry
 from pytest_bfcl.gate import STAGES, plan
+from pytest_bfcl.kinds import kind_of
 from pytest_bfcl.run.sampling import nested_stages, sample_counts, stratified_sample
 from pytest_bfcl.run.scheduler import expected_requests
 from pytest_bfcl.run.stage_seed import stage_seed
 from pytest_bfcl.settings import Settings
+
+ITEM_COST = 5  # an item's protocol and report, in answers checked (see Selection.scoring_cost)
 
 
 class Selection:
@@ -30,6 +33,10 @@ class Selection:
         # Per category, the noise between two runs measured in the baseline (set by the
         # caller that loaded one): what --bfcl-detect plans with.
         self.plan_noise: dict[str, float] = {}
+        # An xdist worker's collection, per category the ids the controller's selection gave
+        # (the controller read and checked every file): the worker then reads a category only
+        # when it scores one of its entries.
+        self.given_ids: dict[str, list[str]] = {}
 
     def entries_for(self, category: str) -> list[Entry]:
         """The entries of a selected category that this run scores (all, or the sample)."""
@@ -47,6 +54,17 @@ class Selection:
                 self._sample = stratified_sample(ids, self.settings.sample, self.sample_seed)
         chosen = self._sample.get(category, set())
         return [e for e in entries if e.id in chosen]
+
+    def collected_ids(self, category: str) -> list[str]:
+        """The ids of the entries collected for a selected category, in order."""
+        given = self.given_ids.get(category)
+        if given is not None:
+            return given
+        return [e.id for e in self.entries_for(category)]
+
+    def collection(self) -> dict[str, list[str]]:
+        """Per selected category, the ids collected for it (what a worker is given)."""
+        return {c: self.collected_ids(c) for c in self.settings.categories}
 
     @property
     def sampled(self) -> bool:
@@ -117,6 +135,16 @@ class Selection:
             return expected_requests(self.entry(entry_id)) * self.settings.samples
         except (KeyError, DatasetError):
             return 1
+
+    def scoring_cost(self, entry_id: str) -> int:
+        """The rough weight of an entry's item when its answers are stored (the model asks no
+        server): its item's own pytest protocol and report, which weigh about as much as
+        checking five answers (measured on a 4,441-entry replay), and its scoring."""
+        try:
+            entry = self.entry(entry_id)
+        except (KeyError, DatasetError):
+            return ITEM_COST + 1
+        return ITEM_COST + kind_of(entry.category).scoring_cost(entry) * self.settings.samples
 
     def entry(self, entry_id: str) -> Entry:
         return self._entries_of(category_of_id(entry_id))[entry_id]

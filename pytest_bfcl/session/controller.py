@@ -5,7 +5,6 @@ reports, exit status, the closing part of the terminal)."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -48,7 +47,6 @@ from pytest_bfcl.session.common import (
     leave_bfcl_failures_out_of_sections,
     owns_process,
 )
-from pytest_bfcl.session.handoff import REPLICAS_OUTPUT
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem, is_bfcl
 from pytest_bfcl.session.messages import (
     identity_header,
@@ -65,10 +63,10 @@ from pytest_bfcl.session.settle import (
 )
 from pytest_bfcl.session.signals import winding_down
 from pytest_bfcl.session.stages import StagedLoop, refuse_xdist
-from pytest_bfcl.session.transport import unpack_report
+from pytest_bfcl.session.xdist_hooks import XdistControllerHooks
 
 
-class ControllerPlugin(SessionPlugin):
+class ControllerPlugin(XdistControllerHooks, SessionPlugin):
     def __init__(self, config: pytest.Config, run: BfclRun, baseline: Baseline | None) -> None:
         super().__init__(config, run, baseline)
         self.board = ScoreBoard()
@@ -136,6 +134,7 @@ class ControllerPlugin(SessionPlugin):
             if self.config.pluginmanager.has_plugin("dsession"):
                 start_shared_servers(self.run.model)  # before xdist starts its workers
                 self.batched_events = receive_batched_events(self.config)
+                self.worker_collection = self.run.selection.collection()
         except (SetupError, ModelSpecError) as exc:
             raise pytest.UsageError(printable_lines(f"pytest-bfcl: {exc}")) from None
         expected = self.run.expected_ids()
@@ -207,20 +206,6 @@ class ControllerPlugin(SessionPlugin):
             reporter.line(self.reported.line(self.total_items))
         else:  # this process's generation jobs: one per entry and sample
             reporter.line(self.run.progress.line(self.total_items * self.settings.samples))
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_report_from_serializable(self, data: dict[str, Any]) -> pytest.TestReport | None:
-        """A BFCL item's report from an xdist worker, packed (:mod:`.transport`)."""
-        return unpack_report(data)
-
-    @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        """The controller learns how many entries the workers run (each collects them all)."""
-        if self.reported is None:
-            self.reported = ReportedProgress()
-            entries = {i.rpartition("::")[2] for i in ids if i.startswith(f"{NODE_PREFIX}/")}
-            self.total_items = len(entries)
-            self._compare_on(entries)
 
     @pytest.hookimpl(trylast=True)  # after every deselection (-k, -m, --deselect, --lf)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -376,27 +361,6 @@ class ControllerPlugin(SessionPlugin):
             narrowed=self.narrowed,
             pending_explanations=self.pending_explanations,
         )
-
-    @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
-    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        """With xdist's default distribution, deal BFCL entries out whole at the start (see
-        :class:`pytest_bfcl.xdist_schedule.SpreadScheduling`); any other ``--dist``, or a
-        ``--maxschedchunk``, is the user's choice."""
-        if getattr(config.option, "dist", None) != "load" or config.getoption("maxschedchunk"):
-            return None  # another mode, or batches the user sized: xdist's own scheduling
-        from pytest_bfcl.xdist_schedule import SpreadScheduling
-
-        def weight(nodeid: str) -> int:
-            return self.run.expected_requests(nodeid.rpartition("::")[2])
-
-        return SpreadScheduling(config, log, prefix=f"{NODE_PREFIX}/", weight=weight)
-
-    @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        """An xdist worker finished: keep its replica figures for the usage report."""
-        output = getattr(node, "workeroutput", None) or {}
-        if output.get(REPLICAS_OUTPUT):
-            self.worker_replicas.append(json.loads(output[REPLICAS_OUTPUT]))
 
     def _usage(self) -> dict[str, Any]:
         settings = self.settings

@@ -20,14 +20,17 @@ class WorkerHandoff(BaseModel):
     """What a worker starts from: the controller's session name (the workers of one session
     share the memory snapshots made in it), the entries its preflight found unavailable and
     the server replicas its checks took out of rotation (a worker does not probe again), and
-    the servers it started (settings that point the worker's model at them), and whether the
-    controller replays a BFCL item's events sent as one message (:mod:`.batching`)."""
+    the servers it started (settings that point the worker's model at them), whether the
+    controller replays a BFCL item's events sent as one message (:mod:`.batching`), and the
+    ids its selection collects per category (read and checked there once: a worker collects
+    them without reading the data, and reads a category when it scores one of its entries)."""
 
     session: str
     unavailable: dict[str, str] = {}
     ejected: dict[str, str] = {}
     servers: dict[str, Any] = {}
     batched: bool = False
+    collection: dict[str, list[str]] = {}
 
     def worker_input(self) -> dict[str, str]:
         return {HANDOFF_INPUT: self.model_dump_json()}

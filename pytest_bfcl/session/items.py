@@ -100,21 +100,21 @@ class BfclCategory(pytest.Collector):
 
     def collect(self) -> list[pytest.Item]:
         try:
-            entries = self.run.entries_for(self.category.name)
+            ids = self.run.selection.collected_ids(self.category.name)
         except DatasetError as exc:
             raise pytest.UsageError(f"pytest-bfcl: {exc}") from exc
         with paused_gc():
-            return self._items(entries)
+            return self._items(ids)
 
-    def _items(self, entries: list[Any]) -> list[pytest.Item]:
+    def _items(self, ids: list[str]) -> list[pytest.Item]:
         items: list[pytest.Item] = []
-        for entry in entries:
-            before = self.baseline.verdict(entry.id) if self.baseline else None
+        for entry_id in ids:
+            before = self.baseline.verdict(entry_id) if self.baseline else None
             item = BfclItem.from_parent(
                 self,
-                name=entry.id,
-                nodeid=f"{self.nodeid}::{entry.id}",
-                entry_id=entry.id,
+                name=entry_id,
+                nodeid=f"{self.nodeid}::{entry_id}",
+                entry_id=entry_id,
                 category=self.category,
                 run=self.run,
                 baseline_valid=before,

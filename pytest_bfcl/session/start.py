@@ -63,6 +63,7 @@ def start(
             settings, config.hook, session=session_id(config), default_selection=default_selection
         )
         if handoff is not None:
+            run.selection.given_ids = handoff.collection
             run.unavailable.update(handoff.unavailable)
             if handoff.ejected:
                 run.model.take_out_of_rotation(handoff.ejected)
@@ -114,6 +115,7 @@ def worker_input(config: pytest.Config) -> dict[str, Any]:
         ejected=model.out_of_rotation(),
         servers=shared() if shared is not None else {},
         batched=getattr(plugin, "batched_events", False),
+        collection=plugin.collection_for_workers(),
     )
     return {**handoff.worker_input(), **model_state_input(model)}
 

@@ -87,6 +87,41 @@ def test_an_entry_weighs_the_requests_the_scheduler_expects_of_it():
     assert run.expected_requests("not-an-id") == 1
 
 
+def test_a_model_that_asks_no_server_deals_one_run_of_entries_per_worker(pytester):
+    # Ten single-turn entries, then two conversations that weigh five each.
+    ids = [f"bfcl/simple_python::simple_python_{i}" for i in range(10)]
+    ids += [f"bfcl/multi_turn_base::multi_turn_base_{i}" for i in range(2)]
+    weights = {nodeid: 5 for nodeid in ids if "multi_turn" in nodeid}
+    sched, nodes = scheduler(
+        pytester, ids, weight=lambda nodeid: weights.get(nodeid, 1), contiguous=True
+    )
+    sched.schedule()
+    assert nodes[0].sent == list(range(10)) and nodes[1].sent == [10, 11]
+    assert all(node.shutting_down for node in nodes)
+    # three workers, equal weights: three runs of four
+    sched, nodes = scheduler(pytester, ids, workers=3, contiguous=True)
+    sched.schedule()
+    assert [node.sent for node in nodes] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
+    # more workers than entries: each entry to the worker whose share its middle falls in
+    sched, nodes = scheduler(pytester, ids[:2], workers=4, contiguous=True)
+    sched.schedule()
+    assert [node.sent for node in nodes] == [[], [0], [], [1]]
+    assert all(node.shutting_down for node in nodes)
+
+
+def test_scoring_weighs_an_item_and_a_conversation_s_turns():
+    from pytest_bfcl.run.engine import BfclRun
+    from pytest_bfcl.run.selection import ITEM_COST
+    from pytest_bfcl.settings import Settings
+
+    run = BfclRun.create(Settings(model="oracle", categories="simple_python,multi_turn_base"))
+    conversation = run.entries_for("multi_turn_base")[0]
+    cost = run.selection.scoring_cost
+    assert cost(conversation.id) == ITEM_COST + 2 * len(conversation.question)
+    assert cost("simple_python_0") == ITEM_COST + 1
+    assert cost("not-an-id") == ITEM_COST + 1
+
+
 def test_a_collection_with_other_tests_is_scheduled_as_xdist_does(pytester):
     ids = [f"bfcl/simple_python::simple_python_{i}" for i in range(40)] + ["test_x.py::test_y"]
     sched, nodes = scheduler(pytester, ids)
