@@ -25,7 +25,7 @@ from pytest_bfcl.decode.fc import decode_fc_execute
 from pytest_bfcl.decode.limits import clip
 from pytest_bfcl.decode.prompting import decode_prompting_execute
 from pytest_bfcl.errors import InfrastructureError
-from pytest_bfcl.handlers import decoder_for
+from pytest_bfcl.scoring import handler_decoder
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def decode_step(raw: Any, mode: str, handler: str | None = None) -> list[str]:
     whatever odd shape the output has. ``handler``: a leaderboard handler whose own decoder
     reads a text answer (:mod:`pytest_bfcl.handlers`)."""
     try:
-        own = decoder_for(handler, raw)
+        own = handler_decoder(handler, raw)
         if own is not None:
             return own.decode_execute(raw)
         if mode == "fc":

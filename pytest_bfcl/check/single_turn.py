@@ -11,14 +11,13 @@ from pytest_bfcl.dataset.categories import CATEGORIES, Kind, category_of_id
 from pytest_bfcl.dataset.models import AstAnswer, Entry
 from pytest_bfcl.decode import DecodeError, decode_fc_ast, decode_prompting_ast
 from pytest_bfcl.decode.limits import clip
-from pytest_bfcl.handlers import decoder_for
-from pytest_bfcl.scoring import ScoringOptions
+from pytest_bfcl.scoring import ScoringOptions, handler_decoder
 
 
 def decode_single_turn(result: Any, entry: Entry, options: ScoringOptions) -> Any:
     """Decode a raw output with the model's decoder; raises :class:`DecodeError`."""
     try:
-        own = decoder_for(options.handler, result)
+        own = handler_decoder(options.handler, result)
         if own is not None:  # a leaderboard handler's own decoder reads its text answers
             return own.decode_ast(result, entry.language, entry.prompt_format)
         if options.mode == "fc":

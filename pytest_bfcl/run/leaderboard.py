@@ -12,9 +12,8 @@ from pathlib import Path
 from pytest_bfcl.dataset.fetch import DataSource, ensure_pinned_data
 from pytest_bfcl.dataset.registry import LeaderboardModel, load_model_registry, lookup
 from pytest_bfcl.decode.reasoning import reasoning_mode_of
-from pytest_bfcl.handlers import family_class, unsupported
 from pytest_bfcl.models.leaderboard_wire import history_echo_of
-from pytest_bfcl.scoring import ScoringOptions
+from pytest_bfcl.scoring import ScoringOptions, WireFormat
 from pytest_bfcl.settings import Settings
 
 
@@ -50,13 +49,8 @@ def as_leaderboard_scores(settings: Settings, source: DataSource) -> Settings:
     if "history_echo" not in given:
         echo = history_echo_of(_parser_in_mode(model, mode))
     wire = settings.wire_format if "wire_format" in given else model.wire_format
-    if wire == "completions" and family_class(model.handler) is None and _asks_nothing(settings):
-        wire = "chat-completions"  # stored answers (replay) or the oracle: no request to make
-    if wire == "completions" and family_class(model.handler) is None:
-        raise ValueError(
-            f"--bfcl-leaderboard-model={model.name}: {unsupported(model.handler)}; or ask "
-            "through the server's chat template with --bfcl-wire-format=chat-completions"
-        )
+    if wire == "completions":
+        wire = _completions_route(model, settings)
     return settings.model_copy(
         update={
             "mode": mode,
@@ -66,6 +60,22 @@ def as_leaderboard_scores(settings: Settings, source: DataSource) -> Settings:
             "wire_format": wire,
         }
     )
+
+
+def _completions_route(model: LeaderboardModel, settings: Settings) -> WireFormat:
+    """The wire format of an open-weight entry: its handler's completions route where a family
+    reproduces it; refused otherwise, unless nothing is asked (stored answers, the oracle)."""
+    from pytest_bfcl.handlers import family_class, unsupported  # the handler route only
+
+    wire: WireFormat = "completions"
+    if family_class(model.handler) is None and _asks_nothing(settings):
+        wire = "chat-completions"  # stored answers (replay) or the oracle: no request to make
+    if wire == "completions" and family_class(model.handler) is None:
+        raise ValueError(
+            f"--bfcl-leaderboard-model={model.name}: {unsupported(model.handler)}; or ask "
+            "through the server's chat template with --bfcl-wire-format=chat-completions"
+        )
+    return wire
 
 
 def _asks_nothing(settings: Settings) -> bool:
@@ -127,6 +137,8 @@ def leaderboard_note(settings: Settings, source: DataSource) -> str:
         f"{settings.history_echo})"
     )
     if settings.wire_format == "completions":
+        from pytest_bfcl.handlers import family_class
+
         family = family_class(model.handler)
         note += (
             f"; asked on the completions route as its handler {model.handler} asks "

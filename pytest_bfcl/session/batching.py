@@ -27,6 +27,9 @@ from typing import Any
 
 import pytest
 
+from pytest_bfcl.names import PLUGIN_NAME
+from pytest_bfcl.pytest_private import report_from_fields
+
 BATCHED = "bfcl_events"  # the keyword of the completion message that carries the events
 _KEPT = ("logstart", "testreport", "logfinish")
 _COMPLETE = "runtest_protocol_complete"
@@ -168,15 +171,14 @@ def receive_batched_events(config: pytest.Config) -> bool:
     if dsession is None or not all(callable(getattr(dsession, h, None)) for h in handlers):
         return False
     complete = getattr(dsession, "worker_" + _COMPLETE)
-    hook = config.hook
+    report_from = _report_reader(config)
 
     def replayed(node: Any, **kwargs: Any) -> None:
         packed = kwargs.pop(BATCHED, None)
         if packed is not None:
             for name, event in marshal.loads(packed):
                 if name == "testreport":
-                    report = hook.pytest_report_from_serializable(config=config, data=event["data"])
-                    dsession.worker_testreport(node=node, rep=report)
+                    dsession.worker_testreport(node=node, rep=report_from(event["data"]))
                 elif name == _COMPLETE:
                     complete(node=node, **event)
                 else:
@@ -185,6 +187,29 @@ def receive_batched_events(config: pytest.Config) -> bool:
 
     setattr(dsession, "worker_" + _COMPLETE, replayed)
     return True
+
+
+def _report_reader(config: pytest.Config) -> Callable[[dict[str, Any]], Any]:
+    """What turns a batched report back into a report: pytest's own reader called directly
+    where no other plugin reads reports (the hook's dispatch costs as much as the reading, for
+    three reports per entry), else the hook. pytest's subtests plugin reads only its own kind,
+    which its data names (``_report_type``)."""
+    hook = config.hook
+
+    def by_hook(data: dict[str, Any]) -> Any:
+        return hook.pytest_report_from_serializable(config=config, data=data)
+
+    impls = getattr(hook.pytest_report_from_serializable, "get_hookimpls", None)
+    readers = {impl.plugin_name for impl in impls()} if callable(impls) else {"?"}
+    if not readers <= {"reports", "subtests", PLUGIN_NAME}:
+        return by_hook
+
+    def direct(data: dict[str, Any]) -> Any:
+        if data.get("$report_type") == "TestReport" and "_report_type" not in data:
+            return report_from_fields(data)
+        return by_hook(data)  # packed (transport.py), or another kind of report
+
+    return direct
 
 
 def crash_note(message: str) -> str:

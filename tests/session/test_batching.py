@@ -160,6 +160,38 @@ def test_the_controller_replays_them_in_order_before_the_item_completes():
     assert dsession.calls[-1] == ("complete", 4)
 
 
+def test_reports_are_read_directly_unless_another_plugin_reads_them(pytester):
+    from pytest_bfcl.names import PLUGIN_NAME
+    from pytest_bfcl.session.batching import _report_reader
+    from pytest_bfcl.session.transport import unpack_report
+
+    class Unpacker:  # the controller's session plugin reads the packed reports
+        def pytest_report_from_serializable(self, config, data):
+            return unpack_report(data)
+
+    config = pytester.parseconfigure("-p", "no:cacheprovider")
+    config.pluginmanager.register(Unpacker(), PLUGIN_NAME)
+    read = _report_reader(config)
+    assert read.__name__ == "direct"  # pytest's reader alone: called without the hook
+    failed = pytest.TestReport(NODEID, LOCATION, {}, "failed", "why", "call", [], 0.1)
+    data = config.hook.pytest_report_to_serializable(config=config, report=failed)
+    report = read(data)
+    assert (report.nodeid, report.when, report.outcome, report.longrepr) == (
+        NODEID,
+        "call",
+        "failed",
+        "why",
+    )
+    assert read(_report("setup")).when == "setup"  # a packed report: through the hook
+
+    class OtherReader:
+        def pytest_report_from_serializable(self, config, data):
+            return None
+
+    config.pluginmanager.register(OtherReader(), "other-reader")
+    assert _report_reader(config).__name__ == "by_hook"
+
+
 def test_a_controller_of_another_shape_does_not_ask_for_them():
     config = SimpleNamespace(pluginmanager=SimpleNamespace(get_plugin=lambda name: object()))
     assert not receive_batched_events(config)  # type: ignore[arg-type]

@@ -12,16 +12,17 @@ pytest.importorskip("xdist")
 
 # Each worker notes which categories' entries it read, and whether it read any to collect.
 RECORDING_CONFTEST = """
-import json, os
+import json
 from pathlib import Path
 
 import pytest
 
 
 def pytest_configure(config):
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if not worker:
+    workerinput = getattr(config, "workerinput", None)  # this run's own workers only
+    if workerinput is None:
         return
+    worker = workerinput["workerid"]
     from pytest_bfcl.dataset.load import Dataset
 
     original = Dataset.entries
