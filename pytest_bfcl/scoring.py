@@ -4,7 +4,7 @@ models, checkers and the engine, so it depends on nothing of theirs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 Mode = Literal["fc", "prompt"]
 # Where a thinking model's reasoning is (pytest_bfcl.decode.reasoning): a field of its own, or
@@ -57,13 +57,3 @@ ENTRY_BUDGET_ERROR_TYPE = "entry:budget_exceeded"
 # executor can turn any entry's verdict: baselines record it, and one recorded under other rules
 # is refused (its verdicts would not be comparable).
 SCORING_RULES_VERSION = 1
-
-
-def handler_decoder(handler: str | None, result: Any) -> Any:
-    """The leaderboard handler's own decoder for a stored result (the completions route), or
-    None; the handlers are imported only by a run that has one."""
-    if handler is None:
-        return None
-    from pytest_bfcl.handlers import decoder_for
-
-    return decoder_for(handler, result)

@@ -18,6 +18,7 @@ from typing import Any
 from pytest_bfcl.backends.execute import Environment
 from pytest_bfcl.backends.filesystem import Directory
 from pytest_bfcl.backends.long_context import LongContext
+from pytest_bfcl.check.own_decoder import handler_decoder
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.models import Entry, MultiTurnAnswer
 from pytest_bfcl.decode.errors import DecodeError
@@ -25,7 +26,6 @@ from pytest_bfcl.decode.fc import decode_fc_execute
 from pytest_bfcl.decode.limits import clip
 from pytest_bfcl.decode.prompting import decode_prompting_execute
 from pytest_bfcl.errors import InfrastructureError
-from pytest_bfcl.scoring import handler_decoder
 
 
 @dataclass(frozen=True)

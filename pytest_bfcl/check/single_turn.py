@@ -6,12 +6,13 @@ from typing import Any
 
 from pytest_bfcl.check.ast_checker import CheckOptions, check_calls
 from pytest_bfcl.check.call_format import is_call_list, is_empty_output
+from pytest_bfcl.check.own_decoder import handler_decoder
 from pytest_bfcl.check.verdict import Verdict
 from pytest_bfcl.dataset.categories import CATEGORIES, Kind, category_of_id
 from pytest_bfcl.dataset.models import AstAnswer, Entry
 from pytest_bfcl.decode import DecodeError, decode_fc_ast, decode_prompting_ast
 from pytest_bfcl.decode.limits import clip
-from pytest_bfcl.scoring import ScoringOptions, handler_decoder
+from pytest_bfcl.scoring import ScoringOptions
 
 
 def decode_single_turn(result: Any, entry: Entry, options: ScoringOptions) -> Any:

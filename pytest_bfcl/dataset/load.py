@@ -6,6 +6,7 @@ plugin builds one per session, so collecting the full suite parses the data once
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import re
@@ -168,12 +169,15 @@ class Dataset:
         # A worker reads a category when it first scores one of its entries, possibly from a
         # generation thread: one reader at a time, so no file is parsed twice.
         self._lock = threading.RLock()
+        self._reads: set[str] | None = None  # the files read while recording (data/index.py)
 
     # -- raw files ----------------------------------------------------------------------------
 
     def _file_models(self, rel: str, model: type[M]) -> list[M]:
         key = f"{model.__name__}:{rel}"
         with self._lock:
+            if self._reads is not None:
+                self._reads.add(rel)
             if key not in self._files:
                 path = self.root / rel
                 if not path.is_file():
@@ -195,10 +199,26 @@ class Dataset:
         """The backend's docs as written, aligned with :meth:`function_docs`."""
         key = f"raw:{class_name}"
         with self._lock:
+            if self._reads is not None:
+                self._reads.add(self._doc_file(class_name))
             if key not in self._files:
                 path = self.root / self._doc_file(class_name)
                 self._files[key] = [obj for _, obj in read_jsonl(path)]
             return self._files[key]
+
+    @contextlib.contextmanager
+    def recording_reads(self) -> Iterator[set[str]]:
+        """The data files read (or taken from what was read before) inside the block."""
+        with self._lock:
+            self._reads = reads = set[str]()
+            try:
+                yield reads
+            finally:
+                self._reads = None
+
+    def loaded(self, category: str) -> bool:
+        """Whether the category's entries or ground truth were read already."""
+        return category in self._entries or category in self._answers
 
     # -- entries ------------------------------------------------------------------------------
 

@@ -84,11 +84,11 @@ def preflight(run: BfclRun) -> None:
 
 
 def check_data(run: BfclRun) -> None:
-    """Entries and ground truth of every selected category load, with unique ids."""
+    """Entries and ground truth of every selected category load, with unique ids (or were
+    found to when the index a category has kept was made: dataset/index.py)."""
     try:
         for category in run.settings.categories:
-            run.entries_for(category)
-            run.dataset.answers(category)
+            run.selection.check(category)
     except DatasetError as exc:
         raise SetupError(
             f"{exc} (the data directory is broken: check --bfcl-data, or delete the unpacked "

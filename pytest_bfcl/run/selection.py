@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pytest_bfcl.dataset.categories import category_of_id
-from pytest_bfcl.dataset.clusters import clusters_of
+from pytest_bfcl.dataset.clusters import cluster_key, clusters_of
 from pytest_bfcl.dataset.fetch import DatasetError
+from pytest_bfcl.dataset.index import CategoryIndex, DataIndex
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import Entry
 from pytest_bfcl.gate import STAGES, plan
@@ -37,14 +38,44 @@ class Selection:
         # (the controller read and checked every file): the worker then reads a category only
         # when it scores one of its entries.
         self.given_ids: dict[str, list[str]] = {}
+        # What the run needs of a category before it scores any entry, kept from an earlier
+        # run (dataset/index.py): a category indexed is read when an entry is scored.
+        self.index = DataIndex(dataset)
+        self._weights: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
+
+    def check(self, category: str) -> None:
+        """Read and check the category's entries and ground truth, unless a valid index of
+        them is kept (they were read and checked when it was made)."""
+        if self.index.get(category) is None:
+            self.index.make(category, self._derived)
+
+    @staticmethod
+    def _derived(entry: Entry) -> tuple[str, int, int]:
+        kind = kind_of(entry.category)
+        return cluster_key(entry, entry.category), kind.requests(entry), kind.scoring_cost(entry)
+
+    def _indexed(self, category: str) -> CategoryIndex | None:
+        """The category's index, while its data is not read (the data answers once it is)."""
+        return None if self.dataset.loaded(category) else self.index.get(category)
+
+    def all_ids(self, category: str) -> list[str]:
+        """Every id of the category, in file order."""
+        index = self._indexed(category)
+        if index is not None:
+            return index.ids
+        return [e.id for e in self.dataset.entries(category)]
 
     def entries_for(self, category: str) -> list[Entry]:
         """The entries of a selected category that this run scores (all, or the sample)."""
         entries = self.dataset.entries(category)
         if not self.sampled:
             return entries
+        chosen = self._chosen(category)
+        return [e for e in entries if e.id in chosen]
+
+    def _chosen(self, category: str) -> set[str]:
         if self._sample is None:
-            ids = {c: [e.id for e in self.dataset.entries(c)] for c in self.settings.categories}
+            ids = {c: self.all_ids(c) for c in self.settings.categories}
             if self.settings.sequential:  # every stage is asked or left out by the loop
                 self._sample = {c: set(members) for c, members in ids.items()}
             elif self.settings.detect is not None:
@@ -52,15 +83,18 @@ class Selection:
             else:
                 assert self.settings.sample is not None
                 self._sample = stratified_sample(ids, self.settings.sample, self.sample_seed)
-        chosen = self._sample.get(category, set())
-        return [e for e in entries if e.id in chosen]
+        return self._sample.get(category, set())
 
     def collected_ids(self, category: str) -> list[str]:
         """The ids of the entries collected for a selected category, in order."""
         given = self.given_ids.get(category)
         if given is not None:
             return given
-        return [e.id for e in self.entries_for(category)]
+        ids = self.all_ids(category)
+        if not self.sampled:
+            return ids
+        chosen = self._chosen(category)
+        return [i for i in ids if i in chosen]
 
     def collection(self) -> dict[str, list[str]]:
         """Per selected category, the ids collected for it (what a worker is given)."""
@@ -93,14 +127,14 @@ class Selection:
         if ids is not None:
             return nested_stages(ids, STAGES, self.stage_seed[0])
         if self._stages is None:
-            ids = {c: [e.id for e in self.dataset.entries(c)] for c in self.settings.categories}
+            ids = {c: self.all_ids(c) for c in self.settings.categories}
             self._stages = nested_stages(ids, STAGES, self.stage_seed[0])
         return self._stages
 
     def planned_sizes(self) -> dict[str, int]:
         """``--bfcl-detect``: per category, the fewest entries whose comparison detects the
         drop, with the noise the baseline measured (:attr:`plan_noise`) or the assumed one."""
-        sizes = {c: len(self.dataset.entries(c)) for c in self.settings.categories}
+        sizes = {c: len(self.all_ids(c)) for c in self.settings.categories}
         if self.settings.detect is None:
             return sizes
         gate = self.settings.gate
@@ -111,26 +145,44 @@ class Selection:
         for); empty otherwise."""
         if not self.sampled:
             return {}
-        return {c: len(self.dataset.entries(c)) for c in self.settings.categories}
+        return {c: len(self.all_ids(c)) for c in self.settings.categories}
 
-    def expected_ids(self, skip_reason: Callable[[Entry], str | None]) -> dict[str, set[str]]:
+    def expected_ids(
+        self, skip_reason: Callable[[Entry], str | None], category_skip: Callable[[str], str | None]
+    ) -> dict[str, set[str]]:
         """Per category, the selected (and sampled) entries that the run's own options do not
-        exclude (``skip_reason`` gives None)."""
+        exclude (``skip_reason`` gives None; ``category_skip`` says it for every entry of an
+        indexed category, whose entries all say that category)."""
         expected: dict[str, set[str]] = {}
         for category in self.settings.categories:
-            ids = {e.id for e in self.entries_for(category) if skip_reason(e) is None}
+            if self._indexed(category) is not None:
+                kept = category_skip(category) is None
+                ids = set(self.collected_ids(category)) if kept else set()
+            else:
+                ids = {e.id for e in self.entries_for(category) if skip_reason(e) is None}
             if ids:
                 expected[category] = ids
         return expected
 
     def clusters(self) -> dict[str, str]:
         """Entry id -> cluster, over the entries this run scores (for the intervals)."""
-        categories = self.settings.categories
-        return clusters_of((c, e) for c in categories for e in self.entries_for(c))
+        clusters: dict[str, str] = {}
+        for category in self.settings.categories:
+            index = self._indexed(category)
+            if index is None:
+                clusters.update(clusters_of((category, e) for e in self.entries_for(category)))
+                continue
+            scored = set(self.collected_ids(category))
+            pairs = zip(index.ids, index.clusters, strict=True)
+            clusters.update((i, k) for i, k in pairs if i in scored)
+        return clusters
 
     def expected_requests(self, entry_id: str) -> int:
         """The scheduler's rough count of the entry's requests (1 for an id this run does not
         know): what the entry weighs when entries are shared out between processes."""
+        weights = self._weights_of(entry_id)
+        if weights is not None:
+            return weights[0].get(entry_id, 1) * self.settings.samples
         try:
             return expected_requests(self.entry(entry_id)) * self.settings.samples
         except (KeyError, DatasetError):
@@ -140,11 +192,24 @@ class Selection:
         """The rough weight of an entry's item when its answers are stored (the model asks no
         server): its item's own pytest protocol and report, which weigh about as much as
         checking five answers (measured on a 4,441-entry replay), and its scoring."""
+        weights = self._weights_of(entry_id)
+        if weights is not None:
+            return ITEM_COST + weights[1].get(entry_id, 1) * self.settings.samples
         try:
             entry = self.entry(entry_id)
         except (KeyError, DatasetError):
             return ITEM_COST + 1
         return ITEM_COST + kind_of(entry.category).scoring_cost(entry) * self.settings.samples
+
+    def _weights_of(self, entry_id: str) -> tuple[dict[str, int], dict[str, int]] | None:
+        """(requests, scoring costs) by id of the entry's category, while it is indexed."""
+        category = category_of_id(entry_id)
+        if category not in self._weights:
+            index = self._indexed(category)
+            if index is None:
+                return None
+            self._weights[category] = (index.by_id(index.requests), index.by_id(index.costs))
+        return self._weights[category]
 
     def entry(self, entry_id: str) -> Entry:
         return self._entries_of(category_of_id(entry_id))[entry_id]

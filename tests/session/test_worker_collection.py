@@ -72,6 +72,7 @@ def test_ids_given_are_collected_without_reading_the_data():
     from pytest_bfcl.settings import Settings
 
     run = BfclRun.create(Settings(model="oracle", categories="multiple,parallel"))
+    run.selection.index.folder = None  # no index kept from an earlier run (dataset/index.py)
     run.selection.given_ids = {"multiple": ["multiple_3", "multiple_1"]}
     assert run.selection.collected_ids("multiple") == ["multiple_3", "multiple_1"]
     assert run.dataset._entries == {}  # nothing read
