@@ -337,7 +337,14 @@ def redact_text(text: str) -> str:
     """``text`` with every secret it holds replaced by ``***``."""
     if not text:
         return text
-    pattern = _value_pattern(secret_values())
+    return _redact_with(_value_pattern(secret_values()), text)
+
+
+def _redact_with(pattern: re.Pattern[str] | None, text: str) -> str:
+    """:func:`redact_text` with the pattern of the secret values looked up once (a model's
+    answer is many strings: the environment is read once for all of them)."""
+    if not text:
+        return text
     if pattern is not None:
         text = pattern.sub(MASK, text)
     # Each pattern only where the text holds what it must start from: a failure's text is
@@ -367,10 +374,18 @@ def redact_strings(data: Any) -> Any:
     (``{"get_token": ...}`` is a call, not a secret)."""
     if isinstance(data, str):
         return redact_text(data)
+    if not isinstance(data, dict | list | tuple):
+        return data
+    return _strings_with(_value_pattern(secret_values()), data)
+
+
+def _strings_with(pattern: re.Pattern[str] | None, data: Any) -> Any:
+    if isinstance(data, str):
+        return _redact_with(pattern, data)
     if isinstance(data, dict):
-        return {key: redact_strings(value) for key, value in data.items()}
+        return {key: _strings_with(pattern, value) for key, value in data.items()}
     if isinstance(data, list | tuple):
-        return type(data)(redact_strings(item) for item in data)
+        return type(data)(_strings_with(pattern, item) for item in data)
     return data
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from enum import Enum
 
@@ -242,6 +243,7 @@ def unknown_category_message(name: str) -> str:
     return f"unknown BFCL category {name!r}{hint}; known names: {', '.join(names)}"
 
 
+@functools.lru_cache(maxsize=1 << 16)  # asked for every entry at every step of a run
 def category_of_id(entry_id: str) -> str:
     """Category of an entry id: drop everything from the first ':', then cut at the last '_'."""
     return entry_id.split(":", 1)[0].rsplit("_", 1)[0]

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.dataset.prompt_format import DEFAULT_FORMAT, PromptFormat
 
 
@@ -75,8 +76,6 @@ class Entry(_Frozen):
 
     @property
     def category(self) -> str:
-        from pytest_bfcl.dataset.categories import category_of_id
-
         return category_of_id(self.id)
 
     @property
