@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from pytest_bfcl import __version__
-from pytest_bfcl.dataset.categories import CATEGORIES
+from pytest_bfcl.dataset.categories import CATEGORIES, category_of_id
 from pytest_bfcl.dataset.load import Dataset
 from pytest_bfcl.dataset.models import Entry
 from pytest_bfcl.files import read_small_text, write_text_atomic
@@ -112,7 +112,7 @@ class DataIndex:
         except (OSError, ValueError, ValidationError):
             return None  # none kept, or one unreadable: the data is read instead
         counts = {len(index.clusters), len(index.requests), len(index.costs)}
-        if counts != {len(index.ids)} or not index.files:
+        if counts != {len(index.ids)} or not index.files or not _ids_fit(index.ids, category):
             return None
         if any(self._stat(rel) != tuple(stat) for rel, stat in index.files.items()):
             return None
@@ -124,3 +124,9 @@ class DataIndex:
             return
         with contextlib.suppress(OSError, ValueError):  # read-only: the next run reads the data
             write_text_atomic(path, index.model_dump_json())
+
+
+def _ids_fit(ids: list[str], category: str) -> bool:
+    """Whether the ids are what the data of the category would give: unique, and each of
+    the category (an index edited by hand must not make items the data has not)."""
+    return len(set(ids)) == len(ids) and all(category_of_id(i) == category for i in ids)

@@ -68,12 +68,20 @@ def test_a_changed_data_file_or_a_broken_index_is_read_again(release):
     again.check("simple_python")
     assert again.dataset.loaded("simple_python")
     assert selection(release).index.get("simple_python") is not None  # indexed anew
-    for index in (release.unpacked_root / FOLDER).glob("*/simple_python.json"):
-        index.write_text('{"files": {"x": [1, 2]}, "ids": ["a"]}')  # damaged
-    broken = selection(release)
-    assert broken.index.get("simple_python") is None
-    broken.check("simple_python")
-    assert broken.dataset.loaded("simple_python")
+    (kept,) = (release.unpacked_root / FOLDER).glob("*/simple_python.json")
+    good = kept.read_text()
+    for damaged in (
+        '{"files": {"x": [1, 2]}, "ids": ["a"]}',  # not an index
+        good.replace('"simple_python_1"', '"simple_python_0"', 1),  # an id twice
+        good.replace('"simple_python_1"', '"multiple_1"', 1),  # another category's id
+        "\x00" * 10,
+    ):
+        kept.write_text(damaged)
+        broken = selection(release)
+        assert broken.index.get("simple_python") is None
+        broken.check("simple_python")
+        assert broken.dataset.loaded("simple_python")
+        assert broken.collected_ids("simple_python")[:2] == ["simple_python_0", "simple_python_1"]
 
 
 def test_damaged_data_behind_a_stale_index_is_still_refused(release):
