@@ -9,7 +9,9 @@ is CPU-bound anyway, and the lock keeps results independent of thread interleavi
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -20,6 +22,39 @@ from pytest_bfcl.errors import ToolUnavailable
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 RECENT_BATCHES = 512  # embedded batches kept per model (a few MB)
 _OFFLINE_NAMES = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+
+
+# Threads per process for the embedding model and the vector index when several processes share
+# the machine's CPUs (xdist workers: share_cpus); None: the libraries' own choice.
+_cpu_share: int | None = None
+
+
+def share_cpus(processes: int) -> None:
+    """This process is one of ``processes`` sharing the machine's CPUs (an xdist worker): the
+    embedding model and the vector index use their share of the threads. Each library would
+    otherwise start a thread per CPU in every process, and threads waiting on each other spin:
+    two workers spent 47 s of CPU, and twice the wall time, where one process spent 18 s
+    (the memory categories with the oracle, two CPUs). A thread count the user set
+    (``OMP_NUM_THREADS``) is left as it is."""
+    global _cpu_share
+    if "OMP_NUM_THREADS" in os.environ:
+        return
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    _cpu_share = max(1, (cpus or 1) // max(1, processes))
+    os.environ["OMP_NUM_THREADS"] = str(_cpu_share)  # for the libraries not loaded yet
+    _apply_cpu_share()
+
+
+def _apply_cpu_share() -> None:
+    """The share, for the libraries already loaded (their thread pools read the variable once)."""
+    if _cpu_share is None:
+        return
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "set_num_threads"):
+        torch.set_num_threads(_cpu_share)
+    faiss = sys.modules.get("faiss")
+    if faiss is not None and hasattr(faiss, "omp_set_num_threads"):
+        faiss.omp_set_num_threads(_cpu_share)
 
 
 class EmbeddingUnavailable(ToolUnavailable):
@@ -59,6 +94,7 @@ class Embedder:
             raise EmbeddingUnavailable(
                 f"cannot load the embedding model {name!r} (from {location}): {exc}"
             ) from exc
+        _apply_cpu_share()  # torch is loaded now
         self._np = np
         self.name = name
         # renamed in sentence-transformers 6

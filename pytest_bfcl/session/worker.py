@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pytest_bfcl.backends.embedding import share_cpus
 from pytest_bfcl.gate import Baseline
 from pytest_bfcl.perf import collect_and_freeze
 from pytest_bfcl.pytest_private import retire_worker_terminal
@@ -26,6 +27,7 @@ class WorkerPlugin(SessionPlugin):
         super().__init__(config, run, baseline)
         self.queue_watch = XdistQueueWatch()
         self.workers = int(config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
+        share_cpus(self.workers)  # the embedding model's threads: a share of the CPUs each
         take_model_state(config, run.model)  # what the controller's checks read
         handoff = WorkerHandoff.received(config)
         self.batch: EventBatch | None = None
