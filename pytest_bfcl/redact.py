@@ -372,9 +372,7 @@ def redact_strings(data: Any) -> Any:
     """A copy of JSON-like data with every string in it through :func:`redact_text`, keys
     and shape kept: a model's answer, whose call and argument names are what its verdict reads
     (``{"get_token": ...}`` is a call, not a secret)."""
-    if isinstance(data, str):
-        return redact_text(data)
-    if not isinstance(data, dict | list | tuple):
+    if not isinstance(data, str | dict | list | tuple):
         return data
     return _strings_with(_value_pattern(secret_values()), data)
 

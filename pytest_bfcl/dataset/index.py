@@ -40,8 +40,9 @@ class CategoryIndex(BaseModel):
     requests: list[int]  # the scheduler's rough count of each entry's requests
     costs: list[int]  # each entry's scoring weight (its kind's ``scoring_cost``)
 
-    def by_id(self, values: list[int]) -> dict[str, int]:
-        return dict(zip(self.ids, values, strict=True))
+    def weights(self) -> dict[str, tuple[int, int]]:
+        """Entry id -> (requests, scoring cost)."""
+        return dict(zip(self.ids, zip(self.requests, self.costs, strict=True), strict=True))
 
 
 Derive = Callable[[Entry], tuple[str, int, int]]  # an entry's cluster, requests, scoring cost
@@ -67,14 +68,15 @@ class DataIndex:
         """Read the category's entries and ground truth from the data (which checks them),
         and keep their index; None where the category is not indexed (the data is read all
         the same)."""
-        if self._path(category) is None or self.dataset.loaded(category):
-            self.dataset.entries(category)  # read before: which files it came from is unknown
-            self.dataset.answers(category)
-            return None
-        with self.dataset.recording_reads() as read:
+        # a category read before cannot say which files it came from; not every one is indexed
+        indexable = self._path(category) is not None and not self.dataset.loaded(category)
+        reads: contextlib.AbstractContextManager[set[str]] = (
+            self.dataset.recording_reads() if indexable else contextlib.nullcontext(set())
+        )
+        with reads as read:
             entries = self.dataset.entries(category)
             self.dataset.answers(category)
-        if any(e.category != category for e in entries):
+        if not indexable or any(e.category != category for e in entries):
             return None  # entries that say another category: the index could not stand for it
         derived = [derive(e) for e in entries]
         index = CategoryIndex(
@@ -114,7 +116,7 @@ class DataIndex:
         counts = {len(index.clusters), len(index.requests), len(index.costs)}
         if counts != {len(index.ids)} or not index.files or not _ids_fit(index.ids, category):
             return None
-        if any(self._stat(rel) != tuple(stat) for rel, stat in index.files.items()):
+        if any(self._stat(rel) != stat for rel, stat in index.files.items()):
             return None
         return index
 

@@ -155,7 +155,7 @@ class BfclRun:
     def expected_ids(self) -> dict[str, set[str]]:
         """What this run is asked to score: every selected (and sampled) entry that its own
         options do not exclude."""
-        return self.selection.expected_ids(self.skip_reason, lambda c: kind_of(c).skip_reason(self))
+        return self.selection.expected_ids(lambda category: kind_of(category).skip_reason(self))
 
     def clusters(self) -> dict[str, str]:
         return self.selection.clusters()

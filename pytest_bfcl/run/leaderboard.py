@@ -67,15 +67,14 @@ def _completions_route(model: LeaderboardModel, settings: Settings) -> WireForma
     reproduces it; refused otherwise, unless nothing is asked (stored answers, the oracle)."""
     from pytest_bfcl.handlers import family_class, unsupported  # the handler route only
 
-    wire: WireFormat = "completions"
-    if family_class(model.handler) is None and _asks_nothing(settings):
-        wire = "chat-completions"  # stored answers (replay) or the oracle: no request to make
-    if wire == "completions" and family_class(model.handler) is None:
-        raise ValueError(
-            f"--bfcl-leaderboard-model={model.name}: {unsupported(model.handler)}; or ask "
-            "through the server's chat template with --bfcl-wire-format=chat-completions"
-        )
-    return wire
+    if family_class(model.handler) is not None:
+        return "completions"
+    if _asks_nothing(settings):
+        return "chat-completions"  # stored answers (replay) or the oracle: no request to make
+    raise ValueError(
+        f"--bfcl-leaderboard-model={model.name}: {unsupported(model.handler)}; or ask "
+        "through the server's chat template with --bfcl-wire-format=chat-completions"
+    )
 
 
 def _asks_nothing(settings: Settings) -> bool:

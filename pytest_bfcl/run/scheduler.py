@@ -90,11 +90,6 @@ def duration(seconds: float) -> str:
     return f"{whole // 3600}h {whole % 3600 // 60:02d}m"
 
 
-def expected_requests(entry: Entry) -> int:
-    """A rough count of the requests an entry needs (its kind says)."""
-    return kind_of(entry.category).requests(entry)
-
-
 def start_order(entry: Entry) -> tuple[int, int]:
     """Longest first: a long conversation started last would leave the server idle while it
     finishes; among equals, the kind's own rank (memory interleaves its scenarios)."""

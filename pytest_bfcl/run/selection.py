@@ -16,7 +16,6 @@ from pytest_bfcl.dataset.models import Entry
 from pytest_bfcl.gate import STAGES, plan
 from pytest_bfcl.kinds import kind_of
 from pytest_bfcl.run.sampling import nested_stages, sample_counts, stratified_sample
-from pytest_bfcl.run.scheduler import expected_requests
 from pytest_bfcl.run.stage_seed import stage_seed
 from pytest_bfcl.settings import Settings
 
@@ -41,7 +40,7 @@ class Selection:
         # What the run needs of a category before it scores any entry, kept from an earlier
         # run (dataset/index.py): a category indexed is read when an entry is scored.
         self.index = DataIndex(dataset)
-        self._weights: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
+        self._weights: dict[str, dict[str, tuple[int, int]]] = {}  # an index's, per category
 
     def check(self, category: str) -> None:
         """Read and check the category's entries and ground truth, unless a valid index of
@@ -51,8 +50,7 @@ class Selection:
 
     @staticmethod
     def _derived(entry: Entry) -> tuple[str, int, int]:
-        kind = kind_of(entry.category)
-        return cluster_key(entry, entry.category), kind.requests(entry), kind.scoring_cost(entry)
+        return (cluster_key(entry, entry.category), *_weights_of(entry))
 
     def _indexed(self, category: str) -> CategoryIndex | None:
         """The category's index, while its data is not read (the data answers once it is)."""
@@ -147,19 +145,17 @@ class Selection:
             return {}
         return {c: len(self.all_ids(c)) for c in self.settings.categories}
 
-    def expected_ids(
-        self, skip_reason: Callable[[Entry], str | None], category_skip: Callable[[str], str | None]
-    ) -> dict[str, set[str]]:
+    def expected_ids(self, skip_reason: Callable[[str], str | None]) -> dict[str, set[str]]:
         """Per category, the selected (and sampled) entries that the run's own options do not
-        exclude (``skip_reason`` gives None; ``category_skip`` says it for every entry of an
-        indexed category, whose entries all say that category)."""
+        exclude (``skip_reason`` of an entry's category gives None; an indexed category's
+        entries all say that category)."""
         expected: dict[str, set[str]] = {}
         for category in self.settings.categories:
             if self._indexed(category) is not None:
-                kept = category_skip(category) is None
+                kept = skip_reason(category) is None
                 ids = set(self.collected_ids(category)) if kept else set()
             else:
-                ids = {e.id for e in self.entries_for(category) if skip_reason(e) is None}
+                ids = {e.id for e in self.entries_for(category) if skip_reason(e.category) is None}
             if ids:
                 expected[category] = ids
         return expected
@@ -180,36 +176,29 @@ class Selection:
     def expected_requests(self, entry_id: str) -> int:
         """The scheduler's rough count of the entry's requests (1 for an id this run does not
         know): what the entry weighs when entries are shared out between processes."""
-        weights = self._weights_of(entry_id)
-        if weights is not None:
-            return weights[0].get(entry_id, 1) * self.settings.samples
-        try:
-            return expected_requests(self.entry(entry_id)) * self.settings.samples
-        except (KeyError, DatasetError):
-            return 1
+        weights = self._entry_weights(entry_id)
+        return 1 if weights is None else weights[0] * self.settings.samples
 
     def scoring_cost(self, entry_id: str) -> int:
         """The rough weight of an entry's item when its answers are stored (the model asks no
         server): its item's own pytest protocol and report, which weigh about as much as
         checking five answers (measured on a 4,441-entry replay), and its scoring."""
-        weights = self._weights_of(entry_id)
-        if weights is not None:
-            return ITEM_COST + weights[1].get(entry_id, 1) * self.settings.samples
-        try:
-            entry = self.entry(entry_id)
-        except (KeyError, DatasetError):
-            return ITEM_COST + 1
-        return ITEM_COST + kind_of(entry.category).scoring_cost(entry) * self.settings.samples
+        weights = self._entry_weights(entry_id)
+        return ITEM_COST + (1 if weights is None else weights[1] * self.settings.samples)
 
-    def _weights_of(self, entry_id: str) -> tuple[dict[str, int], dict[str, int]] | None:
-        """(requests, scoring costs) by id of the entry's category, while it is indexed."""
+    def _entry_weights(self, entry_id: str) -> tuple[int, int] | None:
+        """(requests, scoring cost) of an entry, from its category's index while that is not
+        read; None for an id this run does not know."""
         category = category_of_id(entry_id)
-        if category not in self._weights:
-            index = self._indexed(category)
-            if index is None:
-                return None
-            self._weights[category] = (index.by_id(index.requests), index.by_id(index.costs))
-        return self._weights[category]
+        index = self._indexed(category)
+        if index is not None:
+            if category not in self._weights:
+                self._weights[category] = index.weights()
+            return self._weights[category].get(entry_id)
+        try:
+            return _weights_of(self.entry(entry_id))
+        except (KeyError, DatasetError):
+            return None
 
     def entry(self, entry_id: str) -> Entry:
         return self._entries_of(category_of_id(entry_id))[entry_id]
@@ -218,3 +207,9 @@ class Selection:
         if category not in self._entry_maps:
             self._entry_maps[category] = self.dataset.entry_map(category)
         return self._entry_maps[category]
+
+
+def _weights_of(entry: Entry) -> tuple[int, int]:
+    """(requests, scoring cost) of an entry, as its kind counts them."""
+    kind = kind_of(entry.category)
+    return kind.requests(entry), kind.scoring_cost(entry)

@@ -115,7 +115,7 @@ def worker_input(config: pytest.Config) -> dict[str, Any]:
         ejected=model.out_of_rotation(),
         servers=shared() if shared is not None else {},
         batched=getattr(plugin, "batched_events", False),
-        collection=plugin.collection_for_workers(),
+        collection=getattr(plugin, "worker_collection", {}),
     )
     return {**handoff.worker_input(), **model_state_input(model)}
 

@@ -31,9 +31,6 @@ class XdistControllerHooks:
     def _compare_on(self, selected: set[str]) -> None:
         raise NotImplementedError
 
-    def collection_for_workers(self) -> dict[str, list[str]]:
-        return self.worker_collection
-
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_from_serializable(self, data: dict[str, Any]) -> pytest.TestReport | None:
         """A BFCL item's report from an xdist worker, packed (:mod:`.transport`)."""

@@ -24,9 +24,15 @@ import os
 import sys
 import threading
 import time
+from pathlib import Path
 
 from pytest_bfcl.kinds import open_dataset
 from pytest_bfcl.testing.fake_openai import FakeOpenAI, _Server
+
+
+def starts_recorded(path: Path) -> int:
+    """How many times the stand-in started, from its ``STANDIN_STARTS`` file (0: none yet)."""
+    return len(path.read_text().split()) if path.exists() else 0
 
 
 def main() -> None:

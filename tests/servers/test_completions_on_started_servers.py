@@ -20,6 +20,7 @@ from pytest_bfcl.testing.completions_server import (
     answer_from_prompt,
     recorded,
 )
+from pytest_bfcl.testing.stand_in_vllm import starts_recorded
 
 STAND_IN = f"{sys.executable} -m pytest_bfcl.testing.stand_in_vllm"
 LEADERBOARD_MODEL = "Qwen/Qwen3-8B-FC"
@@ -53,10 +54,6 @@ def stand_in(monkeypatch, tmp_path) -> Path:
     monkeypatch.setenv("STANDIN_ROUTE", "completions")
     monkeypatch.setenv("STANDIN_REQUESTS", str(tmp_path / "requests.jsonl"))
     return starts
-
-
-def _starts(path: Path) -> int:
-    return len(path.read_text().split()) if path.exists() else 0
 
 
 def _run(pytester, tmp_path: Path, name: str, *args: str):
@@ -155,7 +152,7 @@ def test_vllm_under_xdist_starts_one_server_and_asks_what_the_base_url_route_ask
     )
     out = first.stdout.str()
     assert "error" not in _outcomes(first), out[-3000:]
-    assert _starts(stand_in) == 1  # the controller's server, shared by both workers
+    assert starts_recorded(stand_in) == 1  # the controller's server, shared by both workers
     assert _sorted(recorded(tmp_path / "requests.jsonl")) == _sorted(base_url_requests)
     vllm = meta["model_info"]["vllm"]
     assert vllm["started"] and meta["wire_format"] == "completions:qwen-fc"
@@ -173,7 +170,7 @@ def test_vllm_under_xdist_starts_one_server_and_asks_what_the_base_url_route_ask
         pytester, tmp_path, "again", *common, f"--bfcl-vllm-log={tmp_path / 'again.log'}"
     )
     assert _outcomes(again) == _outcomes(first), again.stdout.str()[-3000:]
-    assert _starts(stand_in) == 1 and meta["model_info"]["vllm"]["started"] is False
+    assert starts_recorded(stand_in) == 1 and meta["model_info"]["vllm"]["started"] is False
     assert not (tmp_path / "again.log").exists()
 
 
@@ -189,7 +186,7 @@ def test_server_counted_tokens_start_the_server_when_first_counted(pytester, tmp
         f"--bfcl-cache-dir={tmp_path / 'cache'}",
     )
     assert "error" not in _outcomes(result), result.stdout.str()[-3000:]
-    assert _starts(stand_in) == 1 and recorded(tmp_path / "requests.jsonl", "tokenize")
+    assert starts_recorded(stand_in) == 1 and recorded(tmp_path / "requests.jsonl", "tokenize")
     assert meta["model_info"]["handler"]["tokens"] == "the server's /tokenize"
     assert "(it starts to count tokens even when the cache answers" in result.stdout.str()
 
@@ -208,7 +205,7 @@ def test_server_cmd_under_xdist_starts_one_server(pytester, tmp_path, stand_in):
         "2",
     )
     assert "error" not in _outcomes(result), result.stdout.str()[-3000:]
-    assert _starts(stand_in) == 1
+    assert starts_recorded(stand_in) == 1
     assert len(recorded(tmp_path / "requests.jsonl")) > len(SELECTED)
     assert meta["model_info"]["kind"] == "started-server"
 
@@ -222,9 +219,9 @@ def test_the_cache_key_names_the_route_and_the_family(pytester, tmp_path, stand_
     )
     _run(pytester, tmp_path, "fc", *common)
     asked = len(recorded(tmp_path / "requests.jsonl"))
-    assert _starts(stand_in) == 1 and asked
+    assert starts_recorded(stand_in) == 1 and asked
     _run(pytester, tmp_path, "prompt", *common, "--bfcl-leaderboard-model=Qwen/Qwen3-8B")
-    assert _starts(stand_in) == 2 and len(recorded(tmp_path / "requests.jsonl")) > asked
+    assert starts_recorded(stand_in) == 2 and len(recorded(tmp_path / "requests.jsonl")) > asked
 
 
 @pytest.mark.extra("handlers")

@@ -10,8 +10,6 @@ import os
 import sys
 from pathlib import Path
 
-import pytest
-
 from pytest_bfcl.servers.serving_inputs import (
     MAX_FOLDER_FILES,
     TOO_LARGE,
@@ -22,6 +20,7 @@ from pytest_bfcl.servers.serving_inputs import (
     served_identity,
 )
 from pytest_bfcl.testing.fake_openai import FakeOpenAI
+from pytest_bfcl.testing.stand_in_vllm import starts_recorded
 
 STAND_IN = f"{sys.executable} -m pytest_bfcl.testing.stand_in_vllm"
 
@@ -109,18 +108,6 @@ def test_without_a_revision_the_header_says_answers_are_trusted_by_name(
     assert len(lines) == 1 and "$BFCL_MODEL_REVISION" in lines[0]
 
 
-@pytest.fixture
-def stand_in(monkeypatch, tmp_path):
-    starts = tmp_path / "starts.txt"
-    monkeypatch.setenv("STANDIN_STARTS", str(starts))
-    monkeypatch.setenv("STANDIN_CATEGORIES", "live_parallel")
-    return starts
-
-
-def starts(path: Path) -> int:
-    return len(path.read_text().split()) if path.exists() else 0
-
-
 def test_a_chat_template_edited_in_place_asks_vllm_again(pytester, stand_in, tmp_path):
     template = pytester.path / "chat.jinja"
     template.write_text("{{ messages }}")
@@ -138,14 +125,14 @@ def test_a_chat_template_edited_in_place_asks_vllm_again(pytester, stand_in, tmp
     run().assert_outcomes(passed=16)
     again = run()
     again.assert_outcomes(passed=16)
-    assert starts(stand_in) == 1  # unchanged: answered from the cache
+    assert starts_recorded(stand_in) == 1  # unchanged: answered from the cache
     first = json.loads(report.read_text())["metadata"]["model_info"]["inputs"]
     stat = template.stat()
     template.write_text("{{ massages }}")  # same path, same size, same time
     os.utime(template, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     edited = run()
     edited.assert_outcomes(passed=16)
-    assert starts(stand_in) == 2
+    assert starts_recorded(stand_in) == 2
     now = json.loads(report.read_text())["metadata"]["model_info"]["inputs"]
     assert set(first) == set(now) == {"chat.jinja"} and first != now
     assert f"model inputs: chat.jinja ({now['chat.jinja']})" in edited.stdout.str()

@@ -12,19 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_bfcl.testing.stand_in_vllm import starts_recorded
+
 STAND_IN = f"{sys.executable} -m pytest_bfcl.testing.stand_in_vllm"
-
-
-@pytest.fixture
-def stand_in(monkeypatch, tmp_path):
-    starts = tmp_path / "starts.txt"
-    monkeypatch.setenv("STANDIN_STARTS", str(starts))
-    monkeypatch.setenv("STANDIN_CATEGORIES", "live_parallel")
-    return starts
-
-
-def starts(path: Path) -> int:
-    return len(path.read_text().split()) if path.exists() else 0
 
 
 def checkpoint(folder: Path) -> Path:
@@ -56,11 +46,11 @@ def test_a_rerun_from_the_cache_starts_no_server(pytester, stand_in, tmp_path):
     folder = checkpoint(pytester.path / "ckpt")
     first, report = run(pytester, tmp_path, str(folder), "first")
     first.assert_outcomes(passed=16)
-    assert starts(stand_in) == 1 and report["metadata"]["model_info"]["vllm"]["started"]
+    assert starts_recorded(stand_in) == 1 and report["metadata"]["model_info"]["vllm"]["started"]
     # the same folder spelled relative to the working directory: same answers, no server
     again, report = run(pytester, tmp_path, "./ckpt/", "again")
     again.assert_outcomes(passed=16)
-    assert starts(stand_in) == 1
+    assert starts_recorded(stand_in) == 1
     assert report["metadata"]["model_info"]["vllm"]["started"] is False
     assert not (tmp_path / "logs" / "again.log").exists()
     assert report["metadata"]["model_info"]["vllm"]["checkpoint"].startswith(str(folder))
@@ -68,7 +58,7 @@ def test_a_rerun_from_the_cache_starts_no_server(pytester, stand_in, tmp_path):
     (folder / "model.safetensors").write_bytes(b"\0" * 65)
     changed, _ = run(pytester, tmp_path, "./ckpt", "changed")
     changed.assert_outcomes(passed=16)
-    assert starts(stand_in) == 2
+    assert starts_recorded(stand_in) == 2
 
 
 def test_a_checkpoint_written_over_with_the_same_names_and_sizes_is_asked_again(
@@ -85,11 +75,11 @@ def test_a_checkpoint_written_over_with_the_same_names_and_sizes_is_asked_again(
     os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     again, report = run(pytester, tmp_path, str(folder), "again")
     again.assert_outcomes(passed=16)
-    assert starts(stand_in) == 2 and report["metadata"]["model_info"]["vllm"]["started"]
+    assert starts_recorded(stand_in) == 2 and report["metadata"]["model_info"]["vllm"]["started"]
     (folder / "chat_template.jinja").write_text("{{ messages }}")  # a new template
     templated, _ = run(pytester, tmp_path, str(folder), "templated")
     templated.assert_outcomes(passed=16)
-    assert starts(stand_in) == 3
+    assert starts_recorded(stand_in) == 3
 
 
 def test_a_server_that_cannot_start_when_needed_stops_the_run_once(
@@ -102,7 +92,7 @@ def test_a_server_that_cannot_start_when_needed_stops_the_run_once(
     assert "vLLM exited with status 1" in out and "CUDA out of memory" in out
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) == 0
-    assert starts(stand_in) == 1  # tried once, not once per entry
+    assert starts_recorded(stand_in) == 1  # tried once, not once per entry
 
 
 def test_temporary_files_stay_in_the_run_s_folder_and_go_with_the_server(
@@ -144,12 +134,12 @@ def test_under_xdist_the_controller_starts_the_server_when_a_worker_first_needs_
 ):
     result, report = run_xdist(pytester, tmp_path, "first")
     result.assert_outcomes(passed=16)
-    assert starts(stand_in) == 1  # one server, shared: no worker started its own
+    assert starts_recorded(stand_in) == 1  # one server, shared: no worker started its own
     assert report["metadata"]["model_info"]["vllm"]["started"]
     # a rerun answered from the cache: no worker asks, so no server starts
     again, report = run_xdist(pytester, tmp_path, "again")
     again.assert_outcomes(passed=16)
-    assert starts(stand_in) == 1
+    assert starts_recorded(stand_in) == 1
     assert report["metadata"]["model_info"]["vllm"]["started"] is False
     assert not (tmp_path / "logs" / "again.log").exists()
     assert not list((tmp_path / "logs").glob("start-*"))  # the request's files are gone
@@ -164,7 +154,7 @@ def test_under_xdist_a_server_that_cannot_start_stops_every_worker_once(
     out = result.stdout.str()
     assert "vLLM exited with status 1" in out and "CUDA out of memory" in out
     assert result.parseoutcomes().get("passed", 0) == 0
-    assert starts(stand_in) == 1  # tried once for both workers
+    assert starts_recorded(stand_in) == 1  # tried once for both workers
 
 
 def test_an_executable_that_is_not_there_is_said_at_start(pytester, stand_in, tmp_path):
@@ -175,4 +165,4 @@ def test_an_executable_that_is_not_there_is_said_at_start(pytester, stand_in, tm
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = result.stderr.str()
     assert "--bfcl-vllm-exe" in err and "is not a command here" in err and "docs/vllm.md" in err
-    assert starts(stand_in) == 0
+    assert starts_recorded(stand_in) == 0
