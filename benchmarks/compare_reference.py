@@ -1,6 +1,7 @@
 """pytest-bfcl against the official harness, whole processes, on the same work.
 
     python benchmarks/compare_reference.py [RESULT_MODEL_DIR] [--rounds 3] [--model NAME]
+        [--env user|dev]
     python benchmarks/compare_reference.py --generation [--rounds 1]
 
 Scoring (the default): RESULT_MODEL_DIR is a model directory in the reference's result layout
@@ -25,7 +26,10 @@ reports the median and the fastest round, and ratios are taken from the medians.
 wall time, the CPU seconds (user + system) of each whole process tree (the evaluator's and
 pytest's, xdist's workers included), with their range and the ratio to the official
 evaluator's of the same round (the target: at most 0.5x with the default output); on a
-machine shared with other work CPU time holds where wall time does not. ``--row`` keeps only
+machine shared with other work CPU time holds where wall time does not. In scoring, pytest
+runs from the environment a team's CI installs (:mod:`user_env`: the package with its ``ci``
+extra, this checkout's code first on the path); ``--env dev`` runs it from this interpreter's,
+development tools and their pytest plugins included. ``--row`` keeps only
 the rows whose names contain it (the official evaluator's is always kept). This is a
 measurement script, not a test: the numbers depend on the machine.
 """
@@ -53,6 +57,7 @@ from generation import (
     server_floor,
     simulated_server,
 )
+from user_env import ENVS, python_for, run_env
 
 from pytest_bfcl.conformance.reference import ensure_venv, handler_key_names, run_reference
 from pytest_bfcl.dataset.categories import CATEGORIES, expand_categories
@@ -69,6 +74,9 @@ DEFAULT_RESULTS = (
     / "reference/corpus/v0/gpt-4.1-2025-04-14-FC"
 )
 DEFAULT_MODEL = "gpt-4.1-2025-04-14-FC"
+# The interpreter pytest runs with in scoring, and its environment (main sets them from --env).
+PYTHON = Path(sys.executable)
+ENV: dict[str, str] | None = None
 
 
 def categories_in(model_dir: Path) -> list[str]:
@@ -85,7 +93,7 @@ def children_cpu() -> float:
 
 def wall(command: list[str], cwd: Path) -> float:
     started = time.perf_counter()
-    subprocess.run(command, cwd=cwd, capture_output=True, check=False)
+    subprocess.run(command, cwd=cwd, env=ENV, capture_output=True, check=False)
     return time.perf_counter() - started
 
 
@@ -93,7 +101,7 @@ def ours(model_dir: Path, categories: list[str], *extra: str) -> Callable[[], fl
     def run() -> float:
         with tempfile.TemporaryDirectory() as workdir:
             command = [
-                sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+                str(PYTHON), "-m", "pytest", "-p", "no:cacheprovider",
                 f"--bfcl-model=replay:{model_dir}", f"--bfcl-category={','.join(categories)}",
                 "--rootdir", workdir, workdir, *extra,
             ]  # fmt: skip
@@ -124,14 +132,14 @@ def official(model_dir: Path, categories: list[str], model: str) -> Callable[[],
 def plugin_import() -> float:
     code = "import time; t = time.perf_counter(); import pytest_bfcl.plugin; "
     code += "print(time.perf_counter() - t)"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    done = subprocess.run([str(PYTHON), "-c", code], env=ENV, capture_output=True, text=True)
     return float(done.stdout.strip())
 
 
 def collect_all() -> float:
     with tempfile.TemporaryDirectory() as workdir:
         command = [
-            sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
+            str(PYTHON), "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
             "--bfcl-model=oracle", "--rootdir", workdir, workdir,
         ]  # fmt: skip
         return wall(command, Path(workdir))
@@ -142,11 +150,11 @@ def scored_counts(model_dir: Path, categories: list[str]) -> tuple[int, int]:
     ``--tb=no`` run)."""
     with tempfile.TemporaryDirectory() as workdir:
         command = [
-            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=no",
+            str(PYTHON), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=no",
             f"--bfcl-model=replay:{model_dir}", f"--bfcl-category={','.join(categories)}",
             "--rootdir", workdir, workdir,
         ]  # fmt: skip
-        done = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
+        done = subprocess.run(command, cwd=workdir, env=ENV, capture_output=True, text=True)
     summary = done.stdout.strip().splitlines()[-1]
     counts = {word: int(number) for number, word in re.findall(r"(\d+) (\w+)", summary)}
     failing = counts.get("failed", 0)
@@ -168,7 +176,7 @@ def pytest_floor(items: int, *extra: str) -> Callable[[], float]:
                 "    pass\n"
             )
             command = [
-                sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:bfcl",
+                str(PYTHON), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:bfcl",
                 "--rootdir", workdir, workdir, *extra,
             ]  # fmt: skip
             return wall(command, Path(workdir))
@@ -221,10 +229,14 @@ def main() -> None:
     parser.add_argument("--model", default=DEFAULT_MODEL, help="the registry name to score as")
     parser.add_argument("--generation", action="store_true", help="compare generation")
     parser.add_argument("--row", action="append", default=[], help="rows to keep (substring)")
+    parser.add_argument("--env", choices=ENVS, default="user", help="where pytest scores from")
     args = parser.parse_args()
     if args.generation:
         generation(args.rounds)
         return
+    global PYTHON, ENV
+    PYTHON, ENV = python_for(args.env), run_env(str(REPO))
+    print(f"pytest from {PYTHON} ({args.env} environment)", file=sys.stderr)
     model_dir = args.results.resolve()
     categories = categories_in(model_dir)
     items, failing = scored_counts(model_dir, categories)

@@ -2,7 +2,7 @@
 suite).
 
     python benchmarks/xdist_phases.py [--results DIR] [--category C] [--rounds N]
-        [--checkout PATH ...]
+        [--checkout PATH ...] [--env user|dev]
 
 Runs ``-n 0`` and ``-n 2`` in turn, whole processes from a fresh directory outside the
 repository, with :mod:`phase_log` loaded in every process, and prints per process when it was
@@ -15,7 +15,9 @@ Then the CPU seconds (user + system) of each whole process tree, the workers inc
 ``-n 2`` over ``-n 0`` round by round (the target: at most 1.5x). The package run is this
 checkout's (``BFCL_BENCH_PYTHONPATH`` names another); ``--checkout`` runs each round on other
 checkouts too (this one first), in turn, so that their figures come from the same rounds of
-a machine whose load changes.
+a machine whose load changes. pytest runs from the environment a team's CI installs
+(:mod:`user_env`: the package with its ``ci`` extra, nothing else); ``--env dev`` runs it from
+this interpreter's, with the development tools' pytest plugins loaded in every process.
 """
 
 from __future__ import annotations
@@ -25,10 +27,11 @@ import os
 import resource
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from user_env import ENVS, python_for, run_env
 
 HERE = Path(__file__).resolve().parent
 # the shared corpus beside the repository (or beside the folder of its worktrees)
@@ -48,23 +51,15 @@ def children_cpu() -> float:
 
 
 def run(
-    results: Path, category: str, workers: int, checkout: str | None = None
+    python: Path, results: Path, category: str, workers: int, checkout: str | None = None
 ) -> tuple[float, list[list[str]], float]:
     """(wall seconds, the phase lines, CPU seconds of the process tree) of one whole process."""
     with tempfile.TemporaryDirectory(prefix="bfcl-phases-") as outside:
         log = Path(outside) / "phases.tsv"
-        env = dict(os.environ)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode compiled once
-        env["PYTHONPATH"] = os.pathsep.join(
-            p
-            for p in (
-                checkout or os.environ.get("BFCL_BENCH_PYTHONPATH") or str(HERE.parent),
-                str(HERE),
-            )
-            if p
-        )
+        own = checkout or os.environ.get("BFCL_BENCH_PYTHONPATH") or str(HERE.parent)
+        env = run_env(own, str(HERE))
         args = [
-            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "phase_log",
+            str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "phase_log",
             "--tb=no", f"--bfcl-model=replay:{results}", f"--bfcl-category={category}",
             "-n", str(workers),
         ]  # fmt: skip
@@ -99,10 +94,13 @@ def main() -> None:
     parser.add_argument("--category", default="single_turn,multi_turn")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--checkout", action="append", default=[], help="another checkout")
+    parser.add_argument("--env", choices=ENVS, default="user", help="where pytest runs from")
     args = parser.parse_args()
+    python = python_for(args.env)
+    print(f"pytest from {python} ({args.env} environment)")
     checkouts: list[str | None] = [None, *args.checkout]
     for checkout in checkouts:
-        run(args.results, args.category, 0, checkout)  # bytecode written once
+        run(python, args.results, args.category, 0, checkout)  # bytecode written once
     rounds: dict[tuple[str | None, int], list[tuple[float, list[list[str]], float]]] = {
         (c, w): [] for c in checkouts for w in (0, 2)
     }
@@ -110,7 +108,7 @@ def main() -> None:
         for checkout in checkouts:
             for workers in (0, 2):
                 rounds[checkout, workers].append(
-                    run(args.results, args.category, workers, checkout)
+                    run(python, args.results, args.category, workers, checkout)
                 )
     for (checkout, workers), done in rounds.items():
         walls = sorted(wall for wall, _, _ in done)
