@@ -267,6 +267,12 @@ _KEY_SHAPES = re.compile(
     r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}"
     r"|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35})"
 )
+# The secret words that hold no other (each of SECRET_WORDS holds one of these).
+_SECRET_WORD_PARTS = tuple(
+    sorted(w for w in SECRET_WORDS if not any(o != w and o in w for o in SECRET_WORDS))
+)
+# How each of _KEY_SHAPES's shapes starts: where none of these occurs, it cannot match.
+_KEY_SHAPE_STARTS = re.compile(r"sk-|hf_|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|AKIA|AIza")
 _HEADER_NAMES = ("authorization", "api-key", "x-auth-token")  # what _HEADER starts from
 _URL_PASSWORD = re.compile(
     r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'\"]*:)(?P<value>[^/\s@'\"]+)(?=@)"
@@ -350,20 +356,24 @@ def _redact_with(pattern: re.Pattern[str] | None, text: str) -> str:
     # Each pattern only where the text holds what it must start from: a failure's text is
     # redacted for every failing entry, and most hold no flag, header, URL, query or key.
     lowered = text.lower()
+    # A flag's or a query parameter's value is masked only under a secret name, whose last
+    # word is one of SECRET_WORDS: where none of them is in the text, neither is looked for.
+    named = ("-" in text or "=" in text) and any(part in lowered for part in _SECRET_WORD_PARTS)
     if "-" in text:
-        text = _QUOTED_FLAG_VALUE.sub(_mask_quoted_flag, text)
-        text = _FLAG_VALUE.sub(_mask_flag, text)
+        if named:
+            text = _QUOTED_FLAG_VALUE.sub(_mask_quoted_flag, text)
+            text = _FLAG_VALUE.sub(_mask_flag, text)
         if any(name in lowered for name in _HEADER_NAMES):
             text = _HEADER.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", text)
     elif "authorization" in lowered:
         text = _HEADER.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", text)
     if "Bearer" in text:
         text = _BEARER.sub(lambda m: f"{m['head']}{MASK}", text)
-    if "-" in text or "_" in text or "AKIA" in text or "AIza" in text:
+    if _KEY_SHAPE_STARTS.search(text):
         text = _KEY_SHAPES.sub(MASK, text)
     if "://" in text:
         text = _URL_PASSWORD.sub(lambda m: f"{m['head']}{MASK}", text)
-    if "=" in text:
+    if "=" in text and named:
         text = _QUERY_VALUE.sub(_mask_query, text)
     return text
 
@@ -393,6 +403,8 @@ _OTHER_UNPRINTABLE = r"\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud8
 _UNPRINTABLE = re.compile(rf"[\x00-\x1f{_OTHER_UNPRINTABLE}]")
 # The same, tabs kept (text of several lines, indented as its writer laid it out).
 _UNPRINTABLE_BUT_TAB = re.compile(rf"[\x00-\x08\x0a-\x1f{_OTHER_UNPRINTABLE}]")
+# The same, line breaks kept too: each line of a text escaped in one pass.
+_UNPRINTABLE_IN_LINES = re.compile(rf"[\x00-\x08\x0b-\x1f{_OTHER_UNPRINTABLE}]")
 FIELD_LIMIT = 200  # characters of a field printed on a line of its own
 
 
@@ -400,7 +412,11 @@ def escaped(text: str, keep_tabs: bool = False) -> str:
     """``text`` with control and bidirectional characters and lone surrogates written as
     ``\\uXXXX`` escapes: one line, read as it is stored."""
     pattern = _UNPRINTABLE_BUT_TAB if keep_tabs else _UNPRINTABLE
-    return pattern.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return pattern.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def printable(value: Any, limit: int = FIELD_LIMIT) -> str:
@@ -415,11 +431,11 @@ def printable_lines(text: str, limit: int | None = 2000) -> str:
     """Text of several lines (a refusal, a server's error, a failure's explanation) as a
     terminal or log shows it: secrets masked, and in each line control and bidirectional
     characters and lone surrogates escaped, each line at most ``limit`` characters."""
-    text = redact_text(text).replace("\r\n", "\n")
-    lines = [escaped(line, keep_tabs=True) for line in text.split("\n")]
-    if limit is not None:
-        lines = [line if len(line) <= limit else line[: limit - 3] + "..." for line in lines]
-    return "\n".join(lines)
+    text = _UNPRINTABLE_IN_LINES.sub(_escape, redact_text(text).replace("\r\n", "\n"))
+    if limit is None:
+        return text
+    lines = text.split("\n")
+    return "\n".join(line if len(line) <= limit else line[: limit - 3] + "..." for line in lines)
 
 
 def _holds_secret(key: Any, value: Any) -> bool:
