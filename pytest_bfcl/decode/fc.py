@@ -10,7 +10,12 @@ import json
 from typing import Any
 
 from pytest_bfcl.decode.errors import DecodeError
-from pytest_bfcl.decode.limits import MAX_CALLS, check_text_length, check_value
+from pytest_bfcl.decode.limits import (
+    MAX_CALLS,
+    check_json_value,
+    check_text_length,
+    check_value,
+)
 from pytest_bfcl.decode.limits import short_repr as _short
 
 
@@ -24,7 +29,7 @@ def _arguments(name: str, raw: Any) -> Any:
         raise DecodeError(f"tool call {name!r} has arguments that are not JSON: {exc}") from None
     except ValueError as exc:  # an integer of more than 4,300 digits
         raise DecodeError(f"tool call {name!r} has unreadable arguments: {exc}") from None
-    check_value(args)
+    check_json_value(args, raw)
     return args
 
 

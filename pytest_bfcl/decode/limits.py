@@ -106,6 +106,20 @@ def check_value(value: Any) -> None:
         )
 
 
+# JSON text this short decodes within every bound of check_value (check_json_value).
+_SHORT_JSON_CHARS = 2 * MAX_DEPTH
+
+
+def check_json_value(value: Any, text: str) -> None:
+    """:func:`check_value` for what ``json.loads`` read from ``text``. JSON has no shared
+    values: every element it decodes takes at least a character of the text, every level of
+    nesting two, every digit one. A text of at most :data:`_SHORT_JSON_CHARS` characters is
+    therefore within every bound (100 levels, 200 elements, 200-digit integers) unwalked,
+    which is most tool calls' arguments."""
+    if len(text) > _SHORT_JSON_CHARS:
+        check_value(value)
+
+
 def _check_ints(value: Any, depth: int, seen: set[int]) -> None:
     if type(value) is int:
         check_int(value)
