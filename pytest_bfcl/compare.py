@@ -36,7 +36,8 @@ from pytest_bfcl.gate import (
     signing_key,
     stamp_differences,
 )
-from pytest_bfcl.redact import escaped, printable, redact_data, redact_text
+from pytest_bfcl.printable import escaped, printable
+from pytest_bfcl.redact import redact_data, redact_text
 from pytest_bfcl.report.answers import baseline_lines, change_record
 from pytest_bfcl.report.html.answer_diff import DiffBudget, answer_fields
 from pytest_bfcl.report.html.facts import EntryRecord

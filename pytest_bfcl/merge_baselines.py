@@ -17,7 +17,7 @@ from pytest_bfcl.gate import (
     signed,
     signing_key,
 )
-from pytest_bfcl.redact import printable
+from pytest_bfcl.printable import printable
 from pytest_bfcl.wording import count
 
 

@@ -397,47 +397,6 @@ def _strings_with(pattern: re.Pattern[str] | None, data: Any) -> Any:
     return data
 
 
-# Control characters, bidirectional controls and lone surrogates: printed raw, a field could
-# clear a terminal, forge a line of a CI log or reorder the characters around it.
-_OTHER_UNPRINTABLE = r"\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
-_UNPRINTABLE = re.compile(rf"[\x00-\x1f{_OTHER_UNPRINTABLE}]")
-# The same, tabs kept (text of several lines, indented as its writer laid it out).
-_UNPRINTABLE_BUT_TAB = re.compile(rf"[\x00-\x08\x0a-\x1f{_OTHER_UNPRINTABLE}]")
-# The same, line breaks kept too: each line of a text escaped in one pass.
-_UNPRINTABLE_IN_LINES = re.compile(rf"[\x00-\x08\x0b-\x1f{_OTHER_UNPRINTABLE}]")
-FIELD_LIMIT = 200  # characters of a field printed on a line of its own
-
-
-def escaped(text: str, keep_tabs: bool = False) -> str:
-    """``text`` with control and bidirectional characters and lone surrogates written as
-    ``\\uXXXX`` escapes: one line, read as it is stored."""
-    pattern = _UNPRINTABLE_BUT_TAB if keep_tabs else _UNPRINTABLE
-    return pattern.sub(_escape, text)
-
-
-def _escape(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
-
-
-def printable(value: Any, limit: int = FIELD_LIMIT) -> str:
-    """A field someone else supplied (a baseline's model or time, a server's words, a custom
-    category's id), as a terminal, log or header may show it: secrets masked, control and
-    bidirectional characters and lone surrogates escaped, at most ``limit`` characters."""
-    text = escaped(redact_text(value if isinstance(value, str) else str(value)))
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def printable_lines(text: str, limit: int | None = 2000) -> str:
-    """Text of several lines (a refusal, a server's error, a failure's explanation) as a
-    terminal or log shows it: secrets masked, and in each line control and bidirectional
-    characters and lone surrogates escaped, each line at most ``limit`` characters."""
-    text = _UNPRINTABLE_IN_LINES.sub(_escape, redact_text(text).replace("\r\n", "\n"))
-    if limit is None:
-        return text
-    lines = text.split("\n")
-    return "\n".join(line if len(line) <= limit else line[: limit - 3] + "..." for line in lines)
-
-
 def _holds_secret(key: Any, value: Any) -> bool:
     # A bare "key" or "sig" names too many things (cache keys, sort keys) to mask on its own.
     if not (isinstance(key, str) and isinstance(value, str) and value):

@@ -23,8 +23,8 @@ from pytest_bfcl.option_rules import (
 from pytest_bfcl.options import OPTIONS, RULES
 from pytest_bfcl.options.combinations import combination_problems
 from pytest_bfcl.options.outputs import OUTPUT_OPTIONS, output_conflict
+from pytest_bfcl.printable import printable
 from pytest_bfcl.redact import (
-    printable,
     redact_data,
     redact_text,
     register_secret_env,

@@ -16,7 +16,7 @@ from pytest_bfcl.dataset.categories import (
     unregister_custom_categories,
 )
 from pytest_bfcl.dataset.groups import SCORE_NAMES
-from pytest_bfcl.redact import printable
+from pytest_bfcl.printable import printable
 
 __all__ = ["CustomCategory", "add_custom_categories", "unregister_custom_categories"]
 

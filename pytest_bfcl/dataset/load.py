@@ -28,7 +28,7 @@ from pytest_bfcl.dataset.fetch import DatasetError, DataSource
 from pytest_bfcl.dataset.models import AgenticAnswer, Answer, Entry, FunctionDoc
 from pytest_bfcl.files import read_problem, read_small_text
 from pytest_bfcl.perf import paused_gc
-from pytest_bfcl.redact import printable
+from pytest_bfcl.printable import printable
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -18,8 +18,8 @@ from pytest_bfcl.errors import SetupError
 from pytest_bfcl.gate import Baseline, GateResult
 from pytest_bfcl.models.base import ModelSpecError
 from pytest_bfcl.perf import collect_and_freeze, freeze_long_lived
+from pytest_bfcl.printable import printable_lines
 from pytest_bfcl.pytest_private import remember_failed
-from pytest_bfcl.redact import printable_lines
 from pytest_bfcl.report.finish import (
     FailureNote,
     FinishedRun,

@@ -17,8 +17,9 @@ from pytest_bfcl.gate import Baseline, BaselineAnswers
 from pytest_bfcl.markers import marker_names
 from pytest_bfcl.models.base import Generation, Sampled
 from pytest_bfcl.perf import paused_gc
+from pytest_bfcl.printable import printable, printable_lines
 from pytest_bfcl.pytest_private import ExpectedFailure, FixtureInfoCache, ItemWithFixtures
-from pytest_bfcl.redact import printable, printable_lines, redact_text
+from pytest_bfcl.redact import redact_text
 from pytest_bfcl.report.answers import answer_text, baseline_lines, failing_turn, flipped
 from pytest_bfcl.report.html.facts import Outcome, bounded, record_facts
 from pytest_bfcl.report.html.records import DocsRefs, encode_record

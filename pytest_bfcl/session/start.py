@@ -32,7 +32,7 @@ from pytest_bfcl.models.replay import ReplayError
 from pytest_bfcl.names import PLUGIN_NAME
 from pytest_bfcl.option_rules import DECLARABLE_SETTINGS
 from pytest_bfcl.perf import allow_freezing, quick_interpreter_exit
-from pytest_bfcl.redact import printable_lines
+from pytest_bfcl.printable import printable_lines
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.run.run_metadata import extra_body
 from pytest_bfcl.session.common import owns_process

@@ -1,15 +1,16 @@
 """Redaction looks for each kind of secret only where the text holds what it starts from
 (pytest_bfcl/redact.py): every failure's text goes through it. The shortcuts must mask exactly
-what every pattern applied everywhere masks, and a text of several lines is escaped line by
-line as if each were escaped on its own."""
+what every pattern applied everywhere masks, and a text of several lines is escaped
+(pytest_bfcl/printable.py) as if each of its lines were escaped on its own."""
 
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
-from pytest_bfcl import redact
+from pytest_bfcl import printable, redact
 
 PIECES = [
     "a", "-", "--", "_", "=", "&", "?", ";", " ", "\n", "'", '"', ",", "[", ":", "KEY", "key",
@@ -46,9 +47,15 @@ def test_the_shortcuts_mask_what_every_pattern_masks():
     assert masked > 5_000  # the texts did hold secrets
 
 
+# What is escaped in a line of a text of several lines: printable.escaped's characters but tabs.
+_IN_A_LINE = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
 def _line_by_line(text: str, limit: int | None) -> str:
     lines = [
-        redact.escaped(line, keep_tabs=True)
+        _IN_A_LINE.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
         for line in redact.redact_text(text).replace("\r\n", "\n").split("\n")
     ]
     if limit is not None:
@@ -62,4 +69,4 @@ def test_lines_are_escaped_and_cut_as_each_on_its_own(limit):
     pieces = ["ab", "\n", "\r\n", "\r", "\t", "\x00", "\x1b[2J", "\u202e", "\ud800", "é", "\x85"]
     for _ in range(5_000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 15)))
-        assert redact.printable_lines(text, limit) == _line_by_line(text, limit), repr(text)
+        assert printable.printable_lines(text, limit) == _line_by_line(text, limit), repr(text)
