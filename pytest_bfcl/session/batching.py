@@ -29,6 +29,7 @@ import pytest
 
 from pytest_bfcl.names import PLUGIN_NAME
 from pytest_bfcl.pytest_private import report_from_fields
+from pytest_bfcl.session.transport import is_compact, report_from_compact
 
 BATCHED = "bfcl_events"  # the keyword of the completion message that carries the events
 _KEPT = ("logstart", "testreport", "logfinish")
@@ -205,6 +206,8 @@ def _report_reader(config: pytest.Config) -> Callable[[dict[str, Any]], Any]:
         return by_hook
 
     def direct(data: dict[str, Any]) -> Any:
+        if is_compact(data):
+            return report_from_compact(data)
         if data.get("$report_type") == "TestReport" and "_report_type" not in data:
             return report_from_fields(data)
         return by_hook(data)  # packed (transport.py), or another kind of report

@@ -11,6 +11,7 @@ import pytest
 
 from pytest_bfcl.backends.embedding import share_cpus
 from pytest_bfcl.gate import Baseline
+from pytest_bfcl.names import PLUGIN_NAME
 from pytest_bfcl.perf import collect_and_freeze
 from pytest_bfcl.pytest_private import retire_worker_terminal
 from pytest_bfcl.run.engine import BfclRun
@@ -19,7 +20,7 @@ from pytest_bfcl.session.batching import EventBatch, batch_worker_events
 from pytest_bfcl.session.common import SessionPlugin
 from pytest_bfcl.session.handoff import REPLICAS_OUTPUT, WorkerHandoff, take_model_state
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem
-from pytest_bfcl.session.transport import pack_report
+from pytest_bfcl.session.transport import compact_report, pack_report
 
 
 class WorkerPlugin(SessionPlugin):
@@ -33,6 +34,7 @@ class WorkerPlugin(SessionPlugin):
         self.batch: EventBatch | None = None
         if handoff is not None and handoff.batched:
             self.batch = batch_worker_events(config, f"{NODE_PREFIX}/")
+        self._compact: bool | None = None  # whether reports travel compact, decided once
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -54,11 +56,14 @@ class WorkerPlugin(SessionPlugin):
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_to_serializable(self, report: Any) -> dict[str, Any] | None:
-        """A BFCL item's report goes to the controller packed (:mod:`.transport`), unless its
-        events travel batched, which packs them all at once: pytest's own serialisation then."""
-        if self.batch is not None:
-            return None
-        return pack_report(report, f"{NODE_PREFIX}/")
+        """A BFCL item's report goes to the controller packed (:mod:`.transport`), or, where
+        its events travel batched (packed all at once), as its values, unless another plugin
+        serialises reports: pytest's own serialisation then."""
+        if self.batch is None:
+            return pack_report(report, f"{NODE_PREFIX}/")
+        if self._compact is None:
+            self._compact = only_pytest_serialises(self.config)
+        return compact_report(report, f"{NODE_PREFIX}/") if self._compact else None
 
     @pytest.hookimpl(trylast=True)  # after xdist has sent the report to the controller
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -72,6 +77,15 @@ class WorkerPlugin(SessionPlugin):
         workeroutput = self.config.workeroutput  # type: ignore[attr-defined]
         workeroutput[REPLICAS_OUTPUT] = json.dumps(self.run.model.replica_stats())
         collect_and_freeze()
+
+
+def only_pytest_serialises(config: pytest.Config) -> bool:
+    """Whether no plugin but pytest's own (reports, and subtests for its own kind) and this
+    one serialises reports: what another adds must not be bypassed."""
+    hook = config.hook.pytest_report_to_serializable
+    impls = getattr(hook, "get_hookimpls", None)
+    writers = {impl.plugin_name for impl in impls()} if callable(impls) else {"?"}
+    return writers <= {"reports", "subtests", PLUGIN_NAME}
 
 
 def generation_ready(run: BfclRun, entry_id: str) -> bool:

@@ -1,14 +1,23 @@
-"""BFCL items' reports travel from xdist workers packed (pytest_bfcl/session/transport.py): the
-controller rebuilds the same reports, and the junit file of a -n 2 run holds what -n 0's does."""
+"""BFCL items' reports travel from xdist workers packed or as their values
+(pytest_bfcl/session/transport.py): the controller rebuilds the same reports, and the junit file
+of a -n 2 run holds what -n 0's does."""
 
 from __future__ import annotations
 
+import marshal
+import os
 import re
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from pytest_bfcl.session.transport import pack_report, unpack_report
+from pytest_bfcl.session.transport import (
+    compact_report,
+    is_compact,
+    pack_report,
+    report_from_compact,
+    unpack_report,
+)
 
 
 def _report(**extra) -> pytest.TestReport:
@@ -47,6 +56,73 @@ def test_other_reports_travel_the_usual_way():
     odd.user_properties.append(("owner", object()))  # a value marshal refuses
     assert pack_report(odd, "bfcl/") is None
     assert unpack_report({"$report_type": "TestReport", "nodeid": "x"}) is None
+
+
+def _as_pytest_rebuilds(report: pytest.TestReport, **added) -> pytest.TestReport:
+    """What the controller's pytest rebuilds from the dict xdist sends for ``report``."""
+    return pytest.TestReport._from_json(
+        {**report._to_json(), "$report_type": "TestReport", **added}
+    )
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        _report(bfcl_record=b"\x00packed facts"),
+        pytest.TestReport("bfcl/x::a", ("bfcl/x", None, "a"), {"a": 1}, "passed", None, "setup"),
+        _report(wasxfail="known upstream", bfcl_answer={"calls": [["f", {"a": 1.5}]]}),
+    ],
+    ids=["failed call", "passed setup", "xfailed with extras"],
+)
+def test_a_compact_report_is_rebuilt_as_pytest_rebuilds_it(report):
+    data = compact_report(report, "bfcl/")
+    assert data is not None and set(data) == {"$report_type", "bfcl_compact"}
+    added = {"item_index": 7, "worker_id": "gw1", "testrun_uid": "abc"}  # xdist's, on the way
+    data = marshal.loads(marshal.dumps({**data, **added}, 4))  # as the batch carries it
+    back = report_from_compact(data)
+    expected = _as_pytest_rebuilds(report, **added)
+    # every attribute, its value and type, in the same order (a re-serialisation's key order)
+    assert list(vars(back).items()) == list(vars(expected).items())
+    assert [type(v) for v in vars(back).values()] == [type(v) for v in vars(expected).values()]
+    assert back._to_json() == expected._to_json()
+    through_hook = unpack_report(data)
+    assert through_hook is not None and through_hook._to_json() == expected._to_json()
+
+
+class _Path(os.PathLike):
+    def __fspath__(self) -> str:
+        return "/some/where"
+
+
+def test_reports_pytest_must_serialise_are_not_made_compact():
+    assert compact_report(_report(), "other/") is None  # not a BFCL item
+    error = _report()
+    error.longrepr = ("bfcl/x", 3, "skipped: why")  # not text
+    assert compact_report(error, "bfcl/") is None
+    assert compact_report(_report(artefact=_Path()), "bfcl/") is None  # pytest writes its text
+    assert compact_report(_report(result=object()), "bfcl/") is None  # pytest writes None
+    assert is_compact(compact_report(_report(), "bfcl/") or {})
+
+
+def test_a_worker_sends_compact_reports_only_where_pytest_alone_serialises(pytester):
+    from pytest_bfcl.names import PLUGIN_NAME
+    from pytest_bfcl.session.worker import only_pytest_serialises
+
+    config = pytester.parseconfigure("-p", "no:cacheprovider")
+
+    class Ours:
+        def pytest_report_to_serializable(self, config, report):
+            return None
+
+    config.pluginmanager.register(Ours(), PLUGIN_NAME)
+    assert only_pytest_serialises(config)
+
+    class AddsItsOwn:  # a plugin that adds its data to what travels
+        def pytest_report_to_serializable(self, config, report):
+            return None
+
+    config.pluginmanager.register(AddsItsOwn(), "adds-its-own")
+    assert not only_pytest_serialises(config)
 
 
 def _testcases(path) -> list[tuple[str, str, str]]:
