@@ -204,6 +204,11 @@ class Scheduler(Generic[T]):
         self._waiting: set[str] = set()  # submitted, not yet handed over
         self._submitted: set[str] = set()
 
+    @property
+    def prefetches(self) -> bool:
+        """Whether generations are started ahead of their items (not for a local model)."""
+        return self._enabled
+
     def prefetch(self, entry_ids: list[str], concurrency: int | None = None) -> None:
         """Start generating these entries, ``concurrency`` at a time (xdist workers share the
         run's concurrency). May be called again with more entries (an xdist worker learns its

@@ -46,8 +46,8 @@ class WorkerPlugin(SessionPlugin):
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Any) -> None:
         """Start generating the items queued for this worker, so that requests stay in flight
         between items; the workers share ``--bfcl-concurrency``."""
-        if not isinstance(item, BfclItem):
-            return
+        if not isinstance(item, BfclItem) or not self.run.scheduler.prefetches:
+            return  # a local model generates on the spot: nothing to start, nothing to wait on
         queued = self.queue_watch.new_items(self.config, item.session)
         ids = [i.entry_id for i in [item, *queued] if isinstance(i, BfclItem)]
         self.run.prefetch(ids, concurrency=max(1, self.settings.concurrency // self.workers))
