@@ -190,6 +190,15 @@ def receive_batched_events(config: pytest.Config) -> bool:
     return True
 
 
+def only_pytest_implements(hook: Any) -> bool:
+    """Whether no plugin implements this report hook (reading or writing a report on its way
+    between processes) but pytest's own (``reports``; ``subtests``, for its own kind only) and
+    this one: what another plugin reads or adds must not be bypassed."""
+    impls = getattr(hook, "get_hookimpls", None)
+    names = {impl.plugin_name for impl in impls()} if callable(impls) else {"?"}
+    return names <= {"reports", "subtests", PLUGIN_NAME}
+
+
 def _report_reader(config: pytest.Config) -> Callable[[dict[str, Any]], Any]:
     """What turns a batched report back into a report: pytest's own reader called directly
     where no other plugin reads reports (the hook's dispatch costs as much as the reading, for
@@ -200,9 +209,7 @@ def _report_reader(config: pytest.Config) -> Callable[[dict[str, Any]], Any]:
     def by_hook(data: dict[str, Any]) -> Any:
         return hook.pytest_report_from_serializable(config=config, data=data)
 
-    impls = getattr(hook.pytest_report_from_serializable, "get_hookimpls", None)
-    readers = {impl.plugin_name for impl in impls()} if callable(impls) else {"?"}
-    if not readers <= {"reports", "subtests", PLUGIN_NAME}:
+    if not only_pytest_implements(hook.pytest_report_from_serializable):
         return by_hook
 
     def direct(data: dict[str, Any]) -> Any:

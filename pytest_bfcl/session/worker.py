@@ -11,12 +11,11 @@ import pytest
 
 from pytest_bfcl.backends.embedding import share_cpus
 from pytest_bfcl.gate import Baseline
-from pytest_bfcl.names import PLUGIN_NAME
 from pytest_bfcl.perf import collect_and_freeze
 from pytest_bfcl.pytest_private import retire_worker_terminal
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.run.scheduler import job_key
-from pytest_bfcl.session.batching import EventBatch, batch_worker_events
+from pytest_bfcl.session.batching import EventBatch, batch_worker_events, only_pytest_implements
 from pytest_bfcl.session.common import SessionPlugin
 from pytest_bfcl.session.handoff import REPLICAS_OUTPUT, WorkerHandoff, take_model_state
 from pytest_bfcl.session.items import NODE_PREFIX, BfclItem
@@ -62,7 +61,7 @@ class WorkerPlugin(SessionPlugin):
         if self.batch is None:
             return pack_report(report, f"{NODE_PREFIX}/")
         if self._compact is None:
-            self._compact = only_pytest_serialises(self.config)
+            self._compact = only_pytest_implements(self.config.hook.pytest_report_to_serializable)
         return compact_report(report, f"{NODE_PREFIX}/") if self._compact else None
 
     @pytest.hookimpl(trylast=True)  # after xdist has sent the report to the controller
@@ -77,15 +76,6 @@ class WorkerPlugin(SessionPlugin):
         workeroutput = self.config.workeroutput  # type: ignore[attr-defined]
         workeroutput[REPLICAS_OUTPUT] = json.dumps(self.run.model.replica_stats())
         collect_and_freeze()
-
-
-def only_pytest_serialises(config: pytest.Config) -> bool:
-    """Whether no plugin but pytest's own (reports, and subtests for its own kind) and this
-    one serialises reports: what another adds must not be bypassed."""
-    hook = config.hook.pytest_report_to_serializable
-    impls = getattr(hook, "get_hookimpls", None)
-    writers = {impl.plugin_name for impl in impls()} if callable(impls) else {"?"}
-    return writers <= {"reports", "subtests", PLUGIN_NAME}
 
 
 def generation_ready(run: BfclRun, entry_id: str) -> bool:

@@ -106,7 +106,7 @@ def test_reports_pytest_must_serialise_are_not_made_compact():
 
 def test_a_worker_sends_compact_reports_only_where_pytest_alone_serialises(pytester):
     from pytest_bfcl.names import PLUGIN_NAME
-    from pytest_bfcl.session.worker import only_pytest_serialises
+    from pytest_bfcl.session.batching import only_pytest_implements
 
     config = pytester.parseconfigure("-p", "no:cacheprovider")
 
@@ -115,14 +115,14 @@ def test_a_worker_sends_compact_reports_only_where_pytest_alone_serialises(pytes
             return None
 
     config.pluginmanager.register(Ours(), PLUGIN_NAME)
-    assert only_pytest_serialises(config)
+    assert only_pytest_implements(config.hook.pytest_report_to_serializable)
 
     class AddsItsOwn:  # a plugin that adds its data to what travels
         def pytest_report_to_serializable(self, config, report):
             return None
 
     config.pluginmanager.register(AddsItsOwn(), "adds-its-own")
-    assert not only_pytest_serialises(config)
+    assert not only_pytest_implements(config.hook.pytest_report_to_serializable)
 
 
 def _testcases(path) -> list[tuple[str, str, str]]:
