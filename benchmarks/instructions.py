@@ -54,16 +54,16 @@ def ours(
     with tempfile.TemporaryDirectory(prefix="bfcl-instructions-") as outside:
         folder = Path(outside) / "counts"
         folder.mkdir()
-        command = [
-            *VALGRIND, f"--cachegrind-out-file={folder}/cg.%p",
+        plain = [
             str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
             f"--bfcl-model=replay:{results}", f"--bfcl-category={','.join(categories)}",
             *extra,
         ]  # fmt: skip
+        counted = [*VALGRIND, f"--cachegrind-out-file={folder}/cg.%p", *plain]
         env = run_env(checkout)
-        plain = command[len(VALGRIND) + 1 :]  # once without valgrind: bytecode compiled before
-        subprocess.run(plain, cwd=outside, env=env, capture_output=True, check=False)
-        subprocess.run(command, cwd=outside, env=env, capture_output=True, check=False)
+        # once without valgrind first: the bytecode is compiled before the counted run
+        for command in (plain, counted):
+            subprocess.run(command, cwd=outside, env=env, capture_output=True, check=False)
         return _counts(folder)
 
 
