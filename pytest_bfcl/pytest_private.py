@@ -137,6 +137,12 @@ def report_fields(report: pytest.TestReport) -> dict[str, Any]:
     return report._to_json()
 
 
+def node_id_of(report: pytest.TestReport) -> Any:
+    """A report's node id as its class keeps it, which ``TestReport`` takes back as it is:
+    pytest 9's parsed structure (``_id``), the text on earlier versions."""
+    return report.__dict__.get("_id") or report.nodeid
+
+
 def report_from_fields(fields: dict[str, Any]) -> pytest.TestReport:
     """The report :func:`report_fields` made, rebuilt with pytest's own code."""
     return pytest.TestReport._from_json(fields)

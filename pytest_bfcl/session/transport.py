@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from pytest_bfcl.pytest_private import report_fields, report_from_fields
+from pytest_bfcl.pytest_private import node_id_of, report_fields, report_from_fields
 
 PACKED = "bfcl_packed"  # the key of the packed report
 COMPACT = "bfcl_compact"  # the key of a compact report's values
@@ -100,13 +100,33 @@ def is_compact(data: dict[str, Any]) -> bool:
     return data.get(_TYPE) == _COMPACT_TYPE
 
 
-def report_from_compact(data: dict[str, Any]) -> pytest.TestReport:
+def report_from_compact(data: dict[str, Any], node_id: Any = None) -> pytest.TestReport:
     """The report :func:`compact_report` made, with what xdist added to the dict on its way
     (the item's index, the worker's id), and the report type pytest's own reading leaves on
-    what it rebuilds, in the order that reading leaves them."""
+    what it rebuilds, in the order that reading leaves them. ``node_id``: the node id as
+    pytest keeps it (:func:`.pytest_private.node_id_of`) of an earlier report of the same item,
+    which spares pytest parsing the text again."""
     values = data[COMPACT]
-    extra = {**values[-1], _TYPE: "TestReport"}
-    for key, value in data.items():
-        if key != COMPACT and key != _TYPE:
-            extra[key] = value
-    return pytest.TestReport(*values[:-1], **extra)
+    # the report's extras, then what xdist added (its values win, as in pytest's reading)
+    extra = {**values[-1], **data}
+    del extra[COMPACT]
+    extra[_TYPE] = "TestReport"
+    return pytest.TestReport(node_id or values[0], *values[1:-1], **extra)
+
+
+class CompactReader:
+    """Rebuilds compact reports in the order they arrive. An item's three reports come one
+    after the other, so each one after the first takes the node id pytest made of the first
+    one's (pytest 9 parses the text into a structure for every report it builds)."""
+
+    def __init__(self) -> None:
+        self._text = ""
+        self._id: Any = None
+
+    def __call__(self, data: dict[str, Any]) -> pytest.TestReport:
+        text = data[COMPACT][0]
+        if text != self._text:
+            report = report_from_compact(data)
+            self._text, self._id = text, node_id_of(report)
+            return report
+        return report_from_compact(data, self._id)

@@ -11,7 +11,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from pytest_bfcl.pytest_private import node_id_of
 from pytest_bfcl.session.transport import (
+    CompactReader,
     compact_report,
     is_compact,
     pack_report,
@@ -87,6 +89,32 @@ def test_a_compact_report_is_rebuilt_as_pytest_rebuilds_it(report):
     assert back._to_json() == expected._to_json()
     through_hook = unpack_report(data)
     assert through_hook is not None and through_hook._to_json() == expected._to_json()
+
+
+def test_a_reader_rebuilds_an_items_reports_as_pytest_does_sharing_their_node_id():
+    """An item's reports arrive one after the other: each after the first takes the node id
+    pytest made of the first one's; another item's report gets its own."""
+    added = {"item_index": 7, "worker_id": "gw1", "testrun_uid": "abc"}
+    call = _report(bfcl_answer="calls")
+    item = [
+        pytest.TestReport(call.nodeid, call.location, call.keywords, "passed", None, "setup"),
+        call,
+        pytest.TestReport(call.nodeid, call.location, call.keywords, "passed", None, "teardown"),
+        pytest.TestReport("bfcl/x::b", ("bfcl/x", None, "b"), {"b": 1}, "passed", None, "setup"),
+    ]
+    read = CompactReader()
+    back = []
+    for report in item:
+        data = compact_report(report, "bfcl/")
+        assert data is not None
+        back.append(read(marshal.loads(marshal.dumps({**data, **added}, 4))))
+    for report, rebuilt in zip(item, back, strict=True):
+        expected = _as_pytest_rebuilds(report, **added)
+        assert list(vars(rebuilt).items()) == list(vars(expected).items())
+        assert rebuilt.nodeid == report.nodeid
+    ids = [node_id_of(r) for r in back]
+    assert ids[0] is ids[1] is ids[2]  # one item: pytest's node id made once
+    assert ids[3] is not ids[0] and ids[3] == node_id_of(_as_pytest_rebuilds(item[3]))
 
 
 class _Path(os.PathLike):
