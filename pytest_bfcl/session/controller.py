@@ -17,7 +17,12 @@ from pytest_bfcl.dataset.categories import category_of_id
 from pytest_bfcl.errors import SetupError
 from pytest_bfcl.gate import Baseline, GateResult
 from pytest_bfcl.models.base import ModelSpecError
-from pytest_bfcl.perf import collect_and_freeze, freeze_long_lived
+from pytest_bfcl.perf import (
+    collect_and_freeze,
+    freeze_long_lived,
+    pause_collector_for_reports,
+    resume_collector,
+)
 from pytest_bfcl.printable import printable_lines
 from pytest_bfcl.pytest_private import remember_failed
 from pytest_bfcl.report.finish import (
@@ -173,6 +178,10 @@ class ControllerPlugin(XdistControllerHooks, SessionPlugin):
         self.last_progress = self.started
         # An xdist controller collects nothing (on pytest 7 its session has no items at all).
         items = getattr(session, "items", [])
+        if self.config.pluginmanager.has_plugin("dsession") and model_temperature(self.run) is None:
+            # It reads reports as fast as the workers score stored answers and runs nothing
+            # else (no server to watch): the collector's passes would find nothing to free.
+            pause_collector_for_reports()
         if self.stages is not None:  # stage after stage, each asked only when needed
             self.stages.run_items(session)
             return True
@@ -304,6 +313,7 @@ class ControllerPlugin(XdistControllerHooks, SessionPlugin):
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Runs after junitxml wrote its file and before the terminal summary."""
         winding_down()  # a SIGTERM now lets the reports be written
+        resume_collector()  # the workers' reports are all in
         self.run.finalize_results()
         self.usage = self._usage()
         if self.pace_key is not None and not self.settings.no_cache:

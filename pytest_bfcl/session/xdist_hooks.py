@@ -12,6 +12,7 @@ import pytest
 from pytest_bfcl.run.engine import BfclRun
 from pytest_bfcl.run.run_metadata import model_temperature
 from pytest_bfcl.run.scheduler import ReportedProgress
+from pytest_bfcl.session.batching import queue_events_unlogged
 from pytest_bfcl.session.handoff import REPLICAS_OUTPUT
 from pytest_bfcl.session.items import NODE_PREFIX
 from pytest_bfcl.session.transport import unpack_report
@@ -35,6 +36,11 @@ class XdistControllerHooks:
     def pytest_report_from_serializable(self, data: dict[str, Any]) -> pytest.TestReport | None:
         """A BFCL item's report from an xdist worker, packed (:mod:`.transport`)."""
         return unpack_report(data)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """Each worker's events reach the controller's loop without a log line nobody reads."""
+        queue_events_unlogged(node)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
