@@ -126,11 +126,11 @@ _paused_for_reports = False
 
 def pause_collector_for_reports() -> None:
     """Turn the collector's automatic passes off in a process that only reads reports (an xdist
-    controller's loop): what it builds there, reports and their rows, forms no cycles, and each
-    pass walked them for nothing (four passes in five found nothing at all on 4,441 entries;
-    2% of the CPU of ``-n 2``). :class:`FreezeAsItGrows` still collects every
-    :data:`FREEZE_EVERY` entries, so cycles a plugin makes there are freed at that pace. Only
-    where freezing is allowed; :func:`resume_collector` undoes it."""
+    controller's loop): what it builds there, reports and their rows, forms no cycles, and the
+    passes walked them for nothing (on 4,441 entries, 344 passes freed 436 objects in all, for
+    0.12 G instructions). :class:`FreezeAsItGrows` still collects every :data:`FREEZE_EVERY`
+    entries, so cycles a plugin makes there are freed at that pace. Only where freezing is
+    allowed; :func:`resume_collector` undoes it."""
     global _paused_for_reports
     if _freezing_allowed and not _paused_for_reports and gc.isenabled():
         gc.disable()
