@@ -47,6 +47,21 @@ def _counts(folder: Path) -> list[int]:
     return sorted(counts, reverse=True)
 
 
+def _pytest_command(python: Path, results: Path, categories: list[str], *extra: str) -> list[str]:
+    return [
+        str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        f"--bfcl-model=replay:{results}", f"--bfcl-category={','.join(categories)}", *extra,
+    ]  # fmt: skip
+
+
+def warm(python: Path, checkout: str, results: Path, categories: list[str]) -> None:
+    """One run without valgrind, so that the checkout's bytecode is compiled before any
+    counted run (every counted run of it then loads the same bytecode)."""
+    with tempfile.TemporaryDirectory(prefix="bfcl-instructions-") as outside:
+        command = _pytest_command(python, results, categories, "--tb=no")
+        subprocess.run(command, cwd=outside, env=run_env(checkout), capture_output=True)
+
+
 def ours(
     python: Path, checkout: str, results: Path, categories: list[str], *extra: str
 ) -> list[int]:
@@ -54,16 +69,11 @@ def ours(
     with tempfile.TemporaryDirectory(prefix="bfcl-instructions-") as outside:
         folder = Path(outside) / "counts"
         folder.mkdir()
-        plain = [
-            str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            f"--bfcl-model=replay:{results}", f"--bfcl-category={','.join(categories)}",
-            *extra,
+        counted = [
+            *VALGRIND, f"--cachegrind-out-file={folder}/cg.%p",
+            *_pytest_command(python, results, categories, *extra),
         ]  # fmt: skip
-        counted = [*VALGRIND, f"--cachegrind-out-file={folder}/cg.%p", *plain]
-        env = run_env(checkout)
-        # once without valgrind first: the bytecode is compiled before the counted run
-        for command in (plain, counted):
-            subprocess.run(command, cwd=outside, env=env, capture_output=True, check=False)
+        subprocess.run(counted, cwd=outside, env=run_env(checkout), capture_output=True)
         return _counts(folder)
 
 
@@ -110,6 +120,7 @@ def main() -> None:
     if reference is not None:
         print(f"official bfcl evaluate: {_g(reference)}")
     for checkout in [str(HERE.parent), *args.checkout]:
+        warm(python, checkout, results, categories)
         one = ours(python, checkout, results, categories, "--tb=no", "-n", "0")
         two = ours(python, checkout, results, categories, "--tb=no", "-n", "2")
         default = ours(python, checkout, results, categories)
