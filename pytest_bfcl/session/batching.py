@@ -197,10 +197,9 @@ def queue_events_unlogged(node: Any) -> None:
     instructions on 4,441 entries, 4% of the controller's). Where the node logs nothing, its
     events are queued as xdist queues them, without that line."""
     log, put = getattr(node, "log", None), getattr(node, "putevent", None)
-    if getattr(log, "enabled", True) or not callable(put):
+    own = getattr(node, "notify_inproc", None)
+    if getattr(log, "enabled", True) or not (callable(put) and callable(own)):
         return  # logging (--debug), or a node of another shape: as xdist does it
-    if not callable(getattr(node, "notify_inproc", None)):
-        return
 
     def notify_inproc(eventname: str, **kwargs: Any) -> None:
         put((eventname, kwargs))
